@@ -1,0 +1,27 @@
+"""Pure game rules: one package per game, the engine contract (`base`), the registry and the chance RNG.
+
+Nothing here imports Django or gRPC, reads the clock, or uses the global `random`.
+"""
+
+from engine_service.games.base import (
+    Action,
+    GameResult,
+    GameSpec,
+    GameState,
+    IllegalAction,
+    InvalidOptions,
+)
+from engine_service.games.registry import get_game, list_games, make, state_from_json
+
+__all__ = [
+    "Action",
+    "GameResult",
+    "GameSpec",
+    "GameState",
+    "IllegalAction",
+    "InvalidOptions",
+    "get_game",
+    "list_games",
+    "make",
+    "state_from_json",
+]

@@ -1,0 +1,272 @@
+"""The engine contract every game implements: a static spec, a mutable state, per-seat observations.
+
+Pure: no Django, no gRPC, no clock, no I/O beyond reading packaged data, and never the global `random`.
+Chance comes from the `ChanceRng` the state owns, seeded by whoever makes the game (the referee), so a seed
+plus the seats' actions is the whole game. A state is JSON-serialisable and hashable.
+
+Roles (OpenSpiel's Game / State / Observer):
+- `GameSpec`: what a game is (id, player counts, options) and how to make, load and determinise states.
+- `GameState`: one game in progress. Decisions are enumerated: `legal_actions(seat)` is a finite list of
+  `Action`s with stable ids, and `apply(seat, action_id)` takes one of those ids.
+- Observations: `observation(seat)` holds only what that seat may know; `spectator_view()` hides every
+  hand until the game is over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine_service.games.rng import ChanceRng
+
+JsonDict = dict[str, Any]
+
+
+class GameError(Exception):
+    """Base class of the engine's own errors."""
+
+
+class InvalidOptions(GameError, ValueError):
+    """Unknown game, bad player count or bad option value; the message says which and what is allowed."""
+
+
+class IllegalAction(GameError, ValueError):
+    """An action that is not legal for this seat now. Carries the legal ids so a caller can show them."""
+
+    def __init__(self, message: str, *, seat: int, action_id: str, legal_ids: Sequence[str] = ()) -> None:
+        self.seat = seat
+        self.action_id = action_id
+        self.legal_ids = list(legal_ids)
+        shown = ", ".join(self.legal_ids[:20])
+        more = f" (+{len(self.legal_ids) - 20} more)" if len(self.legal_ids) > 20 else ""
+        suffix = f"; legal: {shown}{more}" if self.legal_ids else ""
+        super().__init__(f"{message}{suffix}")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One legal choice: a stable id (what a bot answers with), a kind, and a JSON description."""
+
+    id: str
+    kind: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> JsonDict:
+        return {"id": self.id, "kind": self.kind, "details": dict(self.details)}
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """A game option: its name, default, allowed values (None: any value of `type`) and meaning."""
+
+    name: str
+    default: Any
+    description: str
+    choices: tuple[Any, ...] | None = None
+
+    def to_json(self) -> JsonDict:
+        return {
+            "name": self.name,
+            "default": self.default,
+            "choices": list(self.choices) if self.choices is not None else None,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """Final scores, 1-based ranks (tied seats share a rank) and the tie-break values used."""
+
+    scores: list[int]
+    ranks: list[int]
+    tiebreaks: list[Any]
+    reason: str = "completed"
+
+    def to_json(self) -> JsonDict:
+        return {"scores": self.scores, "ranks": self.ranks, "tiebreaks": self.tiebreaks, "reason": self.reason}
+
+    @staticmethod
+    def from_keys(scores: Sequence[int], tiebreaks: Sequence[Any], reason: str = "completed") -> GameResult:
+        """Ranks by (score, tiebreak) descending; seats equal on both share a rank."""
+        keys = [(scores[i], tiebreaks[i]) for i in range(len(scores))]
+        ranks = [1 + sum(1 for other in keys if other > key) for key in keys]
+        return GameResult(list(scores), ranks, list(tiebreaks), reason)
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class GameState(ABC):
+    """One game in progress. Subclasses implement the underscored hooks and the views."""
+
+    spec: GameSpec
+
+    def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
+        self.num_players = num_players
+        self.options = dict(options)
+        self.rng = rng
+        self.step = 0
+        self._legal_cache: tuple[int, int, list[Action]] | None = None
+
+    # --- decisions -------------------------------------------------------------------------------------
+    @abstractmethod
+    def current_seats(self) -> list[int]:
+        """The seats that must decide now (empty when the game is over)."""
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """The finite list of actions `seat` may take now (empty if it is not to decide)."""
+        cached = self._legal_cache
+        if cached is not None and cached[0] == self.step and cached[1] == seat:
+            return cached[2]
+        actions = self._legal_actions(seat) if seat in self.current_seats() else []
+        self._legal_cache = (self.step, seat, actions)
+        return actions
+
+    @abstractmethod
+    def _legal_actions(self, seat: int) -> list[Action]: ...
+
+    def apply(self, seat: int, action_id: str) -> Action:
+        """Apply one legal action by id; raise `IllegalAction` (changing nothing) otherwise."""
+        if self.is_over():
+            raise IllegalAction("the game is over", seat=seat, action_id=action_id)
+        if seat not in self.current_seats():
+            raise IllegalAction(
+                f"seat {seat} is not to decide now (deciding: {self.current_seats()})",
+                seat=seat,
+                action_id=action_id,
+            )
+        legal = self.legal_actions(seat)
+        for action in legal:
+            if action.id == action_id:
+                self._apply(seat, action)
+                self.step += 1
+                self._legal_cache = None
+                return action
+        raise IllegalAction(
+            f"action {action_id!r} is not legal for seat {seat} at step {self.step}",
+            seat=seat,
+            action_id=action_id,
+            legal_ids=[a.id for a in legal],
+        )
+
+    @abstractmethod
+    def _apply(self, seat: int, action: Action) -> None: ...
+
+    # --- end --------------------------------------------------------------------------------------------
+    @abstractmethod
+    def is_over(self) -> bool: ...
+
+    @abstractmethod
+    def result(self) -> GameResult:
+        """The final result; only valid once `is_over()`."""
+
+    # --- views ------------------------------------------------------------------------------------------
+    @abstractmethod
+    def observation(self, seat: int) -> JsonDict:
+        """Everything `seat` may know, and nothing more (JSON). Always holds "game_id", "seat" and "step"."""
+
+    @abstractmethod
+    def spectator_view(self, *, reveal: bool = False) -> JsonDict:
+        """The public table; with `reveal` (only after the game ends) every hidden card too."""
+
+    # --- persistence ------------------------------------------------------------------------------------
+    @abstractmethod
+    def _payload(self) -> JsonDict:
+        """The game-specific part of the state as JSON (everything but options, rng and step)."""
+
+    def to_json(self) -> JsonDict:
+        return {
+            "game_id": self.spec.game_id,
+            "num_players": self.num_players,
+            "options": self.options,
+            "rng": self.rng.state,
+            "step": self.step,
+            "state": self._payload(),
+        }
+
+    def state_hash(self) -> str:
+        return hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()[:32]
+
+    def clone(self) -> GameState:
+        return self.spec.state_from_json(json.loads(json.dumps(self.to_json())))
+
+    # --- hidden information (used by the conformance suite) ---------------------------------------------
+    @abstractmethod
+    def shuffle_hidden(self, seat: int, rng: ChanceRng) -> GameState:
+        """A copy in which everything `seat` cannot see (other hands, deck order) is re-dealt at random,
+        keeping every public fact (counts included). `seat`'s observation must not change."""
+
+
+class GameSpec(ABC):
+    """The static description of a game and the factory of its states."""
+
+    game_id: str
+    name: str
+    min_players: int
+    max_players: int
+    options: tuple[OptionSpec, ...] = ()
+    summary: str = ""
+    turn_cap_note: str = ""
+
+    def resolve_options(self, options: Mapping[str, Any] | None, num_players: int) -> JsonDict:
+        """Fill defaults and validate; raise `InvalidOptions` naming the bad option and what is allowed."""
+        if not self.min_players <= num_players <= self.max_players:
+            raise InvalidOptions(
+                f"{self.game_id} plays {self.min_players}-{self.max_players} players, not {num_players}"
+            )
+        given = dict(options or {})
+        known = {opt.name: opt for opt in self.options}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise InvalidOptions(
+                f"unknown option(s) {', '.join(unknown)} for {self.game_id}; known: {', '.join(known) or 'none'}"
+            )
+        resolved: JsonDict = {}
+        for name, opt in known.items():
+            value = given.get(name, opt.default)
+            if opt.choices is not None and value not in opt.choices:
+                raise InvalidOptions(f"option {name}={value!r} is not one of {list(opt.choices)}")
+            if opt.choices is None and type(value) is not type(opt.default):
+                raise InvalidOptions(f"option {name} must be a {type(opt.default).__name__}, not {value!r}")
+            resolved[name] = value
+        return resolved
+
+    def new_state(self, num_players: int, seed: int, options: Mapping[str, Any] | None = None) -> GameState:
+        resolved = self.resolve_options(options, num_players)
+        return self._new_state(num_players, ChanceRng(seed), resolved)
+
+    @abstractmethod
+    def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState: ...
+
+    @abstractmethod
+    def state_from_json(self, data: Mapping[str, Any]) -> GameState: ...
+
+    @abstractmethod
+    def sample_state(self, observation: Mapping[str, Any], rng: ChanceRng) -> GameState:
+        """A full state consistent with one seat's observation, hidden parts drawn at random (for search
+        bots: they call this, never look at the true state)."""
+
+    @abstractmethod
+    def heuristic(self, state: GameState, seat: int) -> float:
+        """A seat's prospects in points, judged only from what that seat can know (its observation); used by
+        the greedy and search house bots on sampled states."""
+
+    @abstractmethod
+    def render_view(self, view: Mapping[str, Any]) -> str:
+        """A readable text frame of an observation or spectator view (for `caravan replay show`)."""
+
+    def describe(self) -> JsonDict:
+        return {
+            "game_id": self.game_id,
+            "name": self.name,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
+            "options": [opt.to_json() for opt in self.options],
+            "summary": self.summary,
+            "turn_cap": self.turn_cap_note,
+        }

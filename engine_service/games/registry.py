@@ -1,0 +1,50 @@
+"""The registry of versioned game ids (`expedition-v1`, ...) and the `make` factory.
+
+Pure: no Django, no I/O. A game joins by being listed in `_GAME_MODULES`; its module defines `SPEC`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from engine_service.games.base import GameSpec, GameState, InvalidOptions
+
+_GAME_MODULES = (
+    "engine_service.games.expedition",
+)
+
+_specs: dict[str, GameSpec] = {}
+
+
+def _load() -> dict[str, GameSpec]:
+    if not _specs:
+        for module_name in _GAME_MODULES:
+            spec: GameSpec = importlib.import_module(module_name).SPEC
+            _specs[spec.game_id] = spec
+    return _specs
+
+
+def list_games() -> list[GameSpec]:
+    return sorted(_load().values(), key=lambda spec: spec.game_id)
+
+
+def game_ids() -> list[str]:
+    return [spec.game_id for spec in list_games()]
+
+
+def get_game(game_id: str) -> GameSpec:
+    specs = _load()
+    if game_id not in specs:
+        raise InvalidOptions(f"unknown game {game_id!r}; known games: {', '.join(sorted(specs))}")
+    return specs[game_id]
+
+
+def make(game_id: str, num_players: int, seed: int, options: Mapping[str, Any] | None = None) -> GameState:
+    """Make a new game: the one entry point the referee, bots and tests use."""
+    return get_game(game_id).new_state(num_players, seed, options)
+
+
+def state_from_json(data: Mapping[str, Any]) -> GameState:
+    return get_game(str(data["game_id"])).state_from_json(data)

@@ -1,0 +1,36 @@
+"""The `greedy` house bot: the action whose immediate result the game's heuristic likes best.
+
+It samples one state consistent with its observation (`GameSpec.sample_state`), tries every legal action on
+it and keeps the best by `GameSpec.heuristic` for its own seat; ties are broken at random.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine_service.games import Action, get_game
+from engine_service.policies.base import Policy
+
+
+class GreedyPolicy(Policy):
+    name = "greedy"
+
+    def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
+        if len(legal_actions) == 1:
+            return legal_actions[0].id
+        spec = get_game(str(observation["game_id"]))
+        seat = int(observation["seat"])
+        base = spec.sample_state(observation, self.rng)
+        snapshot = base.to_json()
+        best: list[str] = []
+        best_value = float("-inf")
+        for action in legal_actions:
+            trial = spec.state_from_json(snapshot)
+            trial.apply(seat, action.id)
+            value = spec.heuristic(trial, seat)
+            if value > best_value + 1e-9:
+                best, best_value = [action.id], value
+            elif abs(value - best_value) <= 1e-9:
+                best.append(action.id)
+        return self.rng.choice(best)

@@ -1,0 +1,33 @@
+"""The referee: drives one match with one seat per player, enforces deadlines, records and replays it.
+
+Layer: between the pure games and the outside world. It may read the clock (deadlines) but never imports
+Django or gRPC: remote seats come in through the `Seat` interface, implemented by the gateway's relay.
+"""
+
+from engine_service.referee.match import TimeControl, run_match
+from engine_service.referee.record import Fault, MatchRecord, SeatInfo
+from engine_service.referee.replay import ReplayMismatch, frame_at, replay, verify
+from engine_service.referee.seats import (
+    DecisionRequest,
+    HouseSeat,
+    MatchInfo,
+    Seat,
+    SeatFault,
+)
+
+__all__ = [
+    "DecisionRequest",
+    "Fault",
+    "HouseSeat",
+    "MatchInfo",
+    "MatchRecord",
+    "ReplayMismatch",
+    "Seat",
+    "SeatFault",
+    "SeatInfo",
+    "TimeControl",
+    "frame_at",
+    "replay",
+    "run_match",
+    "verify",
+]

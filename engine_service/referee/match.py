@@ -1,0 +1,195 @@
+"""Run one match: ask the deciding seat at every decision, enforce the clock, record everything.
+
+Fault policy (bot faults are rated, their reasons kept):
+- timeout, illegal or malformed answer, crash: the fault is recorded with its step and reason, the seat is
+  told why (via `Seat.end` summary and the gateway's error message), and the game's fallback action (the
+  first legal action, which every game orders to be a safe one such as pass) is played for it;
+- a disconnect, or more than `max_faults` faults, forfeits the seat: from then on the referee plays the
+  fallback for it without asking, and it is ranked below every seat that did not forfeit.
+A match therefore always ends: games have a turn cap, and no decision waits past its deadline.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine_service.games import GameState, make
+from engine_service.referee.record import Fault, MatchRecord, SeatInfo
+from engine_service.referee.seats import DecisionRequest, MatchInfo, Seat, SeatFault
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Seconds per decision, plus a bank per match that absorbs overruns."""
+
+    decision_seconds: float = 5.0
+    time_bank_seconds: float = 30.0
+    max_faults: int = 3
+
+
+def final_ranks(scores_ranks: list[int], forfeits: Sequence[int]) -> list[int]:
+    """Game ranks, with every forfeited seat moved below every seat that did not forfeit."""
+    n = len(scores_ranks)
+    key = [(1 if seat in forfeits else 0, scores_ranks[seat]) for seat in range(n)]
+    return [1 + sum(1 for other in key if other < key[seat]) for seat in range(n)]
+
+
+def run_match(
+    game_id: str,
+    num_players: int,
+    seed: int,
+    seats: Sequence[Seat],
+    options: dict[str, Any] | None = None,
+    *,
+    match_id: str | None = None,
+    time_control: TimeControl = TimeControl(),
+    hash_every: int = 10,
+    on_step: Callable[[GameState, MatchRecord], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> MatchRecord:
+    if len(seats) != num_players:
+        raise ValueError(f"{num_players} players need {num_players} seats, got {len(seats)}")
+    state = make(game_id, num_players, seed, options)
+    match_id = match_id or uuid.uuid4().hex
+    record = MatchRecord(
+        match_id=match_id,
+        game_id=game_id,
+        num_players=num_players,
+        options=state.options,
+        seed=seed,
+        seats=[SeatInfo(seat=i, name=s.name, kind=s.kind, bot_id=s.bot_id) for i, s in enumerate(seats)],
+        hash_every=hash_every,
+    )
+    record.hashes[0] = state.state_hash()
+    names = [s.name for s in seats]
+    infos = [
+        MatchInfo(
+            match_id=match_id,
+            game_id=game_id,
+            num_players=num_players,
+            options=state.options,
+            seat=i,
+            opponents=[n for j, n in enumerate(names) if j != i],
+            decision_seconds=time_control.decision_seconds,
+            time_bank_seconds=time_control.time_bank_seconds,
+        )
+        for i in range(num_players)
+    ]
+    bank = [time_control.time_bank_seconds] * num_players
+    fault_count = [0] * num_players
+    for seat, info in zip(seats, infos, strict=True):
+        try:
+            seat.start(info)
+        except SeatFault as fault:
+            _record_fault(record, Fault(info.seat, 0, fault.kind, fault.reason, forfeit=True))
+
+    while not state.is_over():
+        seat_index = state.current_seats()[0]
+        legal = state.legal_actions(seat_index)
+        fallback = legal[0].id
+        if seat_index in record.forfeits:
+            action_id = fallback
+        else:
+            action_id = _ask(state, seats[seat_index], seat_index, legal, record, bank, time_control, clock)
+            if action_id is None:
+                action_id = fallback
+                fault_count[seat_index] += 1
+                record.faults[-1].fallback_action = fallback
+                if fault_count[seat_index] > time_control.max_faults and seat_index not in record.forfeits:
+                    record.faults[-1].forfeit = True
+                    record.forfeits.append(seat_index)
+        state.apply(seat_index, action_id)
+        record.actions.append((seat_index, action_id))
+        if state.step % hash_every == 0:
+            record.hashes[state.step] = state.state_hash()
+        if on_step is not None:
+            on_step(state, record)
+
+    record.hashes[state.step] = state.state_hash()
+    game_result = state.result()
+    record.result = {
+        "game": game_result.to_json(),
+        "ranks": final_ranks(game_result.ranks, record.forfeits),
+        "forfeits": list(record.forfeits),
+    }
+    for seat, info in zip(seats, infos, strict=True):
+        summary = {
+            "result": record.result,
+            "faults": [f for f in record.faults if f.seat == info.seat],
+        }
+        try:
+            seat.end(info, summary)
+        except SeatFault:
+            pass  # the match is over; a seat that cannot hear the result changes nothing
+    return record
+
+
+def _record_fault(record: MatchRecord, fault: Fault) -> None:
+    record.faults.append(fault)
+    if fault.forfeit and fault.seat not in record.forfeits:
+        record.forfeits.append(fault.seat)
+
+
+def _ask(
+    state: GameState,
+    seat: Seat,
+    seat_index: int,
+    legal: list[Any],
+    record: MatchRecord,
+    bank: list[float],
+    time_control: TimeControl,
+    clock: Callable[[], float],
+) -> str | None:
+    """One decision. Returns the action id, or None after recording a fault (the caller plays fallback)."""
+    step = state.step
+    request = DecisionRequest(
+        match_id=record.match_id or "",
+        game_id=record.game_id,
+        seat=seat_index,
+        step=step,
+        request_id=f"{record.match_id}:{step}",
+        observation=state.observation(seat_index),
+        legal_actions=legal,
+        deadline_seconds=time_control.decision_seconds + bank[seat_index],
+        time_bank_seconds=bank[seat_index],
+    )
+    started = clock()
+    try:
+        action_id = seat.decide(request)
+    except SeatFault as fault:
+        forfeit = fault.kind == "disconnect"
+        _record_fault(record, Fault(seat_index, step, fault.kind, fault.reason, forfeit=forfeit))
+        return None
+    except Exception as exc:  # a house policy bug is the bot's fault, never the match's end
+        _record_fault(record, Fault(seat_index, step, "crash", f"{type(exc).__name__}: {exc}"))
+        return None
+    elapsed = clock() - started
+    overrun = elapsed - time_control.decision_seconds
+    if overrun > 0:
+        bank[seat_index] -= overrun
+        if bank[seat_index] < 0:
+            bank[seat_index] = 0.0
+            _record_fault(
+                record,
+                Fault(seat_index, step, "timeout", f"answered after {elapsed:.2f}s with the time bank spent"),
+            )
+            return None
+    if not isinstance(action_id, str) or action_id not in {a.id for a in legal}:
+        shown = ", ".join(a.id for a in legal[:10])
+        _record_fault(
+            record,
+            Fault(
+                seat_index,
+                step,
+                "illegal",
+                f"action {action_id!r} is not legal at step {step}; legal: {shown}"
+                + (f" (+{len(legal) - 10} more)" if len(legal) > 10 else ""),
+                action_id=str(action_id),
+            ),
+        )
+        return None
+    return action_id

@@ -1,0 +1,123 @@
+"""The match record: everything needed to replay a match exactly, and what happened in it.
+
+A replay is game id + options + seed + seats + action log, with a state hash every `hash_every` steps
+(and after the last step). Pure data: no I/O except `load`/`dump` helpers for files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+RECORD_FORMAT = "caravanserai-match/1"
+
+
+class RecordError(ValueError):
+    """A record that cannot be read: the message says what is missing or malformed."""
+
+
+@dataclass
+class SeatInfo:
+    seat: int
+    name: str
+    kind: str = "house"  # "house" (in-process policy) or "remote" (a connected bot)
+    bot_id: str | None = None
+
+
+@dataclass
+class Fault:
+    """A bot fault: what went wrong, at which step, and what the referee did about it."""
+
+    seat: int
+    step: int
+    kind: str  # timeout | illegal | malformed | disconnect | crash
+    reason: str
+    action_id: str | None = None
+    fallback_action: str | None = None
+    forfeit: bool = False
+
+
+@dataclass
+class MatchRecord:
+    game_id: str
+    num_players: int
+    options: dict[str, Any]
+    seed: int
+    seats: list[SeatInfo]
+    actions: list[tuple[int, str]] = field(default_factory=list)  # (seat, action id) per step
+    hash_every: int = 10
+    hashes: dict[int, str] = field(default_factory=dict)  # step -> state hash after `step` actions
+    result: dict[str, Any] | None = None
+    faults: list[Fault] = field(default_factory=list)
+    forfeits: list[int] = field(default_factory=list)
+    match_id: str | None = None
+
+    @property
+    def steps(self) -> int:
+        return len(self.actions)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "match_id": self.match_id,
+            "game_id": self.game_id,
+            "num_players": self.num_players,
+            "options": self.options,
+            "seed": self.seed,
+            "seats": [asdict(s) for s in self.seats],
+            "actions": [[seat, action] for seat, action in self.actions],
+            "hash_every": self.hash_every,
+            "hashes": {str(step): h for step, h in sorted(self.hashes.items())},
+            "result": self.result,
+            "faults": [asdict(f) for f in self.faults],
+            "forfeits": list(self.forfeits),
+        }
+
+    @staticmethod
+    def from_json(data: Any) -> MatchRecord:
+        if not isinstance(data, dict):
+            raise RecordError("a match record must be a JSON object")
+        if data.get("format") != RECORD_FORMAT:
+            raise RecordError(f"unknown record format {data.get('format')!r}; expected {RECORD_FORMAT!r}")
+        try:
+            actions = [(int(seat), str(action)) for seat, action in data["actions"]]
+            return MatchRecord(
+                match_id=data.get("match_id"),
+                game_id=str(data["game_id"]),
+                num_players=int(data["num_players"]),
+                options=dict(data.get("options") or {}),
+                seed=int(data["seed"]),
+                seats=[SeatInfo(**s) for s in data["seats"]],
+                actions=actions,
+                hash_every=int(data.get("hash_every", 10)),
+                hashes={int(k): str(v) for k, v in (data.get("hashes") or {}).items()},
+                result=data.get("result"),
+                faults=[Fault(**f) for f in data.get("faults") or []],
+                forfeits=[int(s) for s in data.get("forfeits") or []],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"malformed match record: {exc!r}") from exc
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+    @staticmethod
+    def loads(text: str) -> MatchRecord:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"not JSON: {exc}") from exc
+        return MatchRecord.from_json(data)
+
+    def dump(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1))
+
+    @staticmethod
+    def load(path: str | Path) -> MatchRecord:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise RecordError(f"cannot read {path}: {exc.strerror}") from exc
+        return MatchRecord.loads(text)

@@ -1,0 +1,76 @@
+"""Re-simulate a match record, verifying every stored state hash; frames at any step, as a seat or spectator.
+
+A replay that does not reproduce its hashes is an error naming the first differing step, never a silent
+difference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine_service.games import GameState, IllegalAction, make
+from engine_service.referee.record import MatchRecord
+
+
+class ReplayMismatch(Exception):
+    """The re-simulation diverged from the record at `step`."""
+
+    def __init__(self, step: int, message: str) -> None:
+        self.step = step
+        super().__init__(f"replay diverges at step {step}: {message}")
+
+
+def _check_hash(record: MatchRecord, state: GameState) -> None:
+    expected = record.hashes.get(state.step)
+    if expected is not None and expected != state.state_hash():
+        raise ReplayMismatch(state.step, f"state hash {state.state_hash()} != recorded {expected}")
+
+
+def replay(record: MatchRecord, *, upto: int | None = None, check: bool = True) -> GameState:
+    """The state after `upto` actions (all of them by default), checking hashes on the way."""
+    last = record.steps if upto is None else upto
+    if not 0 <= last <= record.steps:
+        raise ValueError(f"step {last} is outside this match (0-{record.steps})")
+    state = make(record.game_id, record.num_players, record.seed, record.options)
+    if check:
+        _check_hash(record, state)
+    for seat, action_id in record.actions[:last]:
+        try:
+            state.apply(seat, action_id)
+        except IllegalAction as exc:
+            raise ReplayMismatch(state.step, f"recorded action {action_id!r} of seat {seat} is illegal: {exc}")
+        if check:
+            _check_hash(record, state)
+    return state
+
+
+def verify(record: MatchRecord) -> GameState:
+    """Replay the whole record; raise `ReplayMismatch` unless every hash and the result match."""
+    state = replay(record)
+    if record.result is not None:
+        if not state.is_over():
+            raise ReplayMismatch(state.step, "the record has a result but the game is not over")
+        game_result = state.result().to_json()
+        recorded = record.result.get("game", record.result)
+        if recorded.get("scores") != game_result["scores"]:
+            raise ReplayMismatch(state.step, f"scores {game_result['scores']} != recorded {recorded.get('scores')}")
+    return state
+
+
+def frame_at(record: MatchRecord, step: int, seat: int | None = None, *, reveal: bool = False) -> dict[str, Any]:
+    """The view after `step` actions: seat `seat`'s observation, or the spectator's (hands hidden unless
+    `reveal`). The caller decides whether revealing is allowed (only for finished matches)."""
+    state = replay(record, upto=step)
+    if seat is not None:
+        if not 0 <= seat < record.num_players:
+            raise ValueError(f"seat {seat} is not in this match (0-{record.num_players - 1})")
+        view = state.observation(seat)
+    else:
+        view = state.spectator_view(reveal=reveal)
+    next_action = record.actions[step] if step < record.steps else None
+    return {
+        "step": step,
+        "steps": record.steps,
+        "view": view,
+        "next_action": {"seat": next_action[0], "action": next_action[1]} if next_action else None,
+    }

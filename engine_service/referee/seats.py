@@ -1,0 +1,83 @@
+"""Seats: who decides for a player. A house seat runs an in-process policy; a remote seat (the gateway's
+relay) asks a connected bot. Both look the same to the referee.
+
+A seat sees a `DecisionRequest` (its observation and the legal actions), never the game state.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine_service.games import Action
+from engine_service.policies.base import Policy
+
+
+class SeatFault(Exception):
+    """A bot fault: `kind` is timeout, illegal, malformed, disconnect or crash; `reason` is for its owner."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.kind = kind
+        self.reason = reason
+        super().__init__(f"{kind}: {reason}")
+
+
+@dataclass(frozen=True)
+class MatchInfo:
+    match_id: str
+    game_id: str
+    num_players: int
+    options: dict[str, Any]
+    seat: int
+    opponents: list[str]
+    decision_seconds: float
+    time_bank_seconds: float
+
+
+@dataclass
+class DecisionRequest:
+    match_id: str
+    game_id: str
+    seat: int
+    step: int
+    request_id: str
+    observation: dict[str, Any]
+    legal_actions: list[Action]
+    deadline_seconds: float  # for this decision, time bank included
+    time_bank_seconds: float  # what is left of the bank before this decision
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Seat(ABC):
+    """One player's decision maker for one match."""
+
+    name: str
+    kind: str = "house"
+    bot_id: str | None = None
+
+    def start(self, info: MatchInfo) -> None:  # noqa: B027 - optional hook
+        """Called once before the first decision."""
+
+    @abstractmethod
+    def decide(self, request: DecisionRequest) -> str:
+        """Return one legal action id, or raise `SeatFault`."""
+
+    def end(self, info: MatchInfo, summary: dict[str, Any]) -> None:  # noqa: B027 - optional hook
+        """Called once after the match ends (result, ranks, this seat's faults)."""
+
+
+class HouseSeat(Seat):
+    """An in-process policy: it sees the observation and the legal actions, nothing else."""
+
+    kind = "house"
+
+    def __init__(self, policy: Policy, name: str | None = None) -> None:
+        self.policy = policy
+        self.name = name or policy.name
+
+    def start(self, info: MatchInfo) -> None:
+        self.policy.reset(info.game_id, info.seat)
+
+    def decide(self, request: DecisionRequest) -> str:
+        return self.policy.choose(request.observation, request.legal_actions)
