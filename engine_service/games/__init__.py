@@ -5,6 +5,7 @@ Nothing here imports Django or gRPC, reads the clock, or uses the global `random
 
 from engine_service.games.base import (
     Action,
+    GameError,
     GameResult,
     GameSpec,
     GameState,
@@ -15,6 +16,7 @@ from engine_service.games.registry import get_game, list_games, make, state_from
 
 __all__ = [
     "Action",
+    "GameError",
     "GameResult",
     "GameSpec",
     "GameState",

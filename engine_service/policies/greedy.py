@@ -22,11 +22,10 @@ class GreedyPolicy(Policy):
         spec = get_game(str(observation["game_id"]))
         seat = int(observation["seat"])
         base = spec.sample_state(observation, self.rng)
-        snapshot = base.to_json()
         best: list[str] = []
         best_value = float("-inf")
         for action in legal_actions:
-            trial = spec.state_from_json(snapshot)
+            trial = base.clone()
             trial.apply(seat, action.id)
             value = spec.heuristic(trial, seat)
             if value > best_value + 1e-9:

@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine_service.games.base import GameSpec, GameState, JsonDict, OptionSpec
-from engine_service.games.expedition.cards import CARD_TYPES, COLORS, GOODS, LEADER
+from engine_service.games.expedition.cards import CARD_TYPES, COLORS, GOODS, LEADER, can_pay, kind_of
 from engine_service.games.expedition.rules import (
     DAIDU,
     KANTSHOU,
@@ -56,9 +56,13 @@ from engine_service.games.expedition.rules import (
 )
 from engine_service.games.rng import ChanceRng
 
-PROGRESS_VALUE = 0.55  # heuristic gold per track space
-CARD_VALUE = 0.45  # heuristic gold of the first card in hand; each further card is worth less
-CARD_DECAY = 0.93
+# Heuristic weights (gold per unit), tuned with seeded series against the random bot.
+PROGRESS_VALUE = 0.9  # per track space
+SCORING_WEIGHT = 0.8  # times the value of the scoring space a piece stands on
+PAYABLE_VALUE = 0.4  # the hand can pay for the piece's next free space
+CARD_VALUE = 0.5  # the first card in hand; each further card is worth CARD_DECAY times the one before
+CARD_DECAY = 0.9
+DIVERSITY_VALUE = 0.1  # per good held, and per leader up to two
 
 
 class ExpeditionSpec(GameSpec):
@@ -142,21 +146,25 @@ class ExpeditionSpec(GameSpec):
         return state
 
     def heuristic(self, state: GameState, seat: int) -> float:
-        """Gold, plus track progress and the scoring space a piece stands on, plus a hand whose every
-        further card is worth a little less (so a big hand makes paying for a space worthwhile)."""
+        """Gold, plus track progress and the scoring space a piece stands on, plus a hand valued by what it
+        can pay for next and with every further card worth a little less (so a big hand is spent)."""
         assert isinstance(state, ExpeditionState)
         value = float(state.gold[seat])
         if state.is_over():
             return value
+        hand = state.hand_counter(seat)
         for piece in state.pieces_of(seat):
             position = state.pieces[piece]
             value += PROGRESS_VALUE * position
             if position in LEG2_SCORING or (position in LEG1_SCORING and not state.kantshou_scored):
-                value += 0.8 * SPACES[position]["score"]
-        hand = len(state.hands[seat])
-        value += CARD_VALUE * (1 - CARD_DECAY**hand) / (1 - CARD_DECAY)
-        kinds = Counter(card_type.split("-")[1] for card_type in (CARD_TYPES[c] for c in state.hands[seat]))
-        value += 0.1 * sum(1 for g in GOODS if kinds[g]) + 0.05 * min(kinds[LEADER], 2)
+                value += SCORING_WEIGHT * SPACES[position]["score"]
+            target = state.next_free(position)
+            if target is not None and can_pay(hand, SPACES[target]["requirement"]):
+                value += PAYABLE_VALUE
+        count = len(state.hands[seat])
+        value += CARD_VALUE * (1 - CARD_DECAY**count) / (1 - CARD_DECAY)
+        kinds = Counter(kind_of(card_type) for card_type in hand.elements())
+        value += DIVERSITY_VALUE * sum(1 for g in GOODS if kinds[g]) + DIVERSITY_VALUE * min(kinds[LEADER], 2)
         return value
 
     def render_view(self, view: Mapping[str, Any]) -> str:

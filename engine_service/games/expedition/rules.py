@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from engine_service.games.base import Action, GameResult, GameState, JsonDict
@@ -29,6 +30,18 @@ def _track_constants() -> tuple[list[dict[str, Any]], int, int]:
 SPACES, KANTSHOU, DAIDU = _track_constants()
 LEG1_SCORING = [s["index"] for s in SPACES if s["leg"] == 1 and s["score"] > 0]
 LEG2_SCORING = [s["index"] for s in SPACES if s["leg"] == 2 and s["score"] > 0]
+
+
+@lru_cache(maxsize=4096)
+def _move_actions(hand: tuple[tuple[str, int], ...], requirement: str, piece: int, target: int) -> tuple[Action, ...]:
+    return tuple(
+        Action(
+            f"move:p{piece}:{'+'.join(payment)}",
+            "move",
+            {"piece": piece, "to": target, "requirement": requirement, "pay": list(payment)},
+        )
+        for payment in payments(Counter(dict(hand)), requirement)
+    )
 
 
 class ExpeditionState(GameState):
@@ -157,14 +170,7 @@ class ExpeditionState(GameState):
             requirement = SPACES[target]["requirement"]
             if self._ballast_allowed(seat, piece, target):
                 actions.append(Action(f"ballast:p{piece}", "ballast", {"piece": piece, "to": target}))
-            for payment in payments(hand, requirement):
-                actions.append(
-                    Action(
-                        f"move:p{piece}:{'+'.join(payment)}",
-                        "move",
-                        {"piece": piece, "to": target, "requirement": requirement, "pay": list(payment)},
-                    )
-                )
+            actions.extend(_move_actions(tuple(sorted(hand.items())), requirement, piece, target))
         return actions
 
     def _draw_actions(self) -> list[Action]:
@@ -364,6 +370,19 @@ class ExpeditionState(GameState):
             raise ValueError(f"expedition state is missing {', '.join(missing)}")
         for name in self._FIELDS:
             setattr(self, name, copy.deepcopy(payload[name]))
+
+    def clone(self) -> ExpeditionState:
+        """A fast deep copy (search bots clone a lot); the cached legal list is shared, it is immutable."""
+        other = ExpeditionState.__new__(ExpeditionState)
+        other.__dict__.update(self.__dict__)
+        other.rng = ChanceRng(self.rng.state)
+        other.options = dict(self.options)
+        for name in ("deck", "display", "discard", "pieces", "owners", "gold", "board_chests", "stopped"):
+            setattr(other, name, list(getattr(self, name)))
+        other.hands = [list(h) for h in self.hands]
+        other.known = [list(k) for k in self.known]
+        other.events = list(self.events)  # events are never mutated in place
+        return other
 
     def shuffle_hidden(self, seat: int, rng: ChanceRng) -> ExpeditionState:
         copy = self.clone()

@@ -1,0 +1,205 @@
+"""The conformance suite: every registered game, every player count, the engine contract's promises.
+
+Determinism, JSON round trip at random points, every legal action applies, illegal ones raise and change
+nothing, games end under the cap, replays verify (and a tampered one does not), and no hidden-information
+leak: a seat's observation (and the spectator's) must not change when only what it cannot see changes.
+A game joins by registering; nothing here names a game.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine_service.games import GameState, IllegalAction, get_game, list_games, make, state_from_json
+from engine_service.games.rng import ChanceRng
+from engine_service.policies import make_policy
+from engine_service.referee import HouseSeat, ReplayMismatch, run_match, verify
+
+CONFIGS = [
+    (spec.game_id, n) for spec in list_games() for n in range(spec.min_players, spec.max_players + 1)
+]
+SEEDS = (3, 11)
+MAX_STEPS = 50_000
+
+
+def _random_walk(state: GameState, rng: ChanceRng, steps: int) -> list[tuple[int, str]]:
+    """Advance `state` by up to `steps` random legal actions; return them."""
+    log = []
+    for _ in range(steps):
+        if state.is_over():
+            break
+        seat = state.current_seats()[0]
+        action = rng.choice(state.legal_actions(seat))
+        state.apply(seat, action.id)
+        log.append((seat, action.id))
+    return log
+
+
+def _sampled_states(game_id: str, n: int, seed: int, points: int = 6) -> list[GameState]:
+    """Snapshots of one random game at spread-out steps (the start included)."""
+    state = make(game_id, n, seed)
+    rng = ChanceRng(seed * 31 + n)
+    snapshots = [state.clone()]
+    while not state.is_over() and len(snapshots) < points:
+        _random_walk(state, rng, 1 + rng.randbelow(40))
+        snapshots.append(state.clone())
+    return snapshots
+
+
+@pytest.fixture(params=CONFIGS, ids=[f"{g}-{n}p" for g, n in CONFIGS])
+def config(request: pytest.FixtureRequest) -> tuple[str, int]:
+    return request.param
+
+
+def test_same_seed_same_game(config: tuple[str, int]) -> None:
+    game_id, n = config
+    records = [
+        run_match(game_id, n, 5, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], hash_every=5)
+        for _ in range(2)
+    ]
+    assert records[0].actions == records[1].actions
+    assert records[0].hashes == records[1].hashes
+    other = run_match(game_id, n, 6, [HouseSeat(make_policy("random", seed=i)) for i in range(n)])
+    assert other.hashes[0] != records[0].hashes[0], "a different seed must deal a different game"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_json_round_trip_keeps_state_and_future(config: tuple[str, int], seed: int) -> None:
+    game_id, n = config
+    for state in _sampled_states(game_id, n, seed):
+        data = json.loads(json.dumps(state.to_json()))
+        loaded = state_from_json(data)
+        assert loaded.state_hash() == state.state_hash()
+        assert loaded.to_json() == state.to_json()
+        clone = state.clone()
+        assert clone.state_hash() == state.state_hash()
+        if state.is_over():
+            continue
+        seat = state.current_seats()[0]
+        assert [a.to_json() for a in loaded.legal_actions(seat)] == [a.to_json() for a in state.legal_actions(seat)]
+        # The same actions from the original and the copies lead to the same states (the RNG travels too).
+        walker = ChanceRng(seed)
+        log = _random_walk(state, walker, 30)
+        for copy in (loaded, clone):
+            for s, action_id in log:
+                copy.apply(s, action_id)
+            assert copy.state_hash() == state.state_hash()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_legal_action_applies_and_ids_are_unique(config: tuple[str, int], seed: int) -> None:
+    game_id, n = config
+    for state in _sampled_states(game_id, n, seed):
+        if state.is_over():
+            assert state.current_seats() == []
+            continue
+        for seat in range(n):
+            if seat not in state.current_seats():
+                assert state.legal_actions(seat) == []
+        seat = state.current_seats()[0]
+        legal = state.legal_actions(seat)
+        assert legal, "a deciding seat must have at least one legal action"
+        ids = [a.id for a in legal]
+        assert len(ids) == len(set(ids)), "legal action ids must be unique"
+        json.dumps([a.to_json() for a in legal])
+        for action in legal:
+            trial = state.clone()
+            trial.apply(seat, action.id)
+            assert trial.step == state.step + 1
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_illegal_actions_raise_and_change_nothing(config: tuple[str, int], seed: int) -> None:
+    game_id, n = config
+    for state in _sampled_states(game_id, n, seed):
+        before = state.state_hash()
+        if state.is_over():
+            with pytest.raises(IllegalAction):
+                state.apply(0, "anything")
+            continue
+        seat = state.current_seats()[0]
+        with pytest.raises(IllegalAction) as info:
+            state.apply(seat, "no-such-action")
+        assert info.value.legal_ids == [a.id for a in state.legal_actions(seat)]
+        assert state.state_hash() == before
+        idle = [s for s in range(n) if s not in state.current_seats()]
+        if idle:
+            with pytest.raises(IllegalAction):
+                state.apply(idle[0], state.legal_actions(seat)[0].id)
+            assert state.state_hash() == before
+
+
+def test_random_games_end_under_the_cap_with_valid_results(config: tuple[str, int]) -> None:
+    game_id, n = config
+    for seed in SEEDS:
+        state = make(game_id, n, seed)
+        _random_walk(state, ChanceRng(seed), MAX_STEPS)
+        assert state.is_over(), f"seed {seed}: not over after {MAX_STEPS} steps"
+        result = state.result()
+        assert len(result.scores) == len(result.ranks) == n
+        assert min(result.ranks) == 1 and max(result.ranks) <= n
+        json.dumps(result.to_json())
+
+
+def test_replays_verify_and_tampering_is_caught(config: tuple[str, int]) -> None:
+    game_id, n = config
+    record = run_match(game_id, n, 9, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], hash_every=7)
+    final = verify(record)
+    assert final.state_hash() == record.hashes[record.steps]
+    # Another legal action somewhere in the middle: the replay must name the first differing step.
+    probe = make(game_id, n, 9)
+    for index, (seat, action_id) in enumerate(record.actions):
+        alternatives = [a.id for a in probe.legal_actions(seat) if a.id != action_id]
+        if alternatives and index >= record.steps // 3:
+            tampered = type(record).from_json(record.to_json())
+            tampered.actions[index] = (seat, alternatives[0])
+            with pytest.raises(ReplayMismatch) as info:
+                verify(tampered)
+            assert index < info.value.step <= record.steps
+            break
+        probe.apply(seat, action_id)
+    else:
+        pytest.fail("no decision with an alternative action in the whole match")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_no_hidden_information_leaks(config: tuple[str, int], seed: int) -> None:
+    game_id, n = config
+    rng = ChanceRng(seed + 1000)
+    changed_something = False
+    for state in _sampled_states(game_id, n, seed, points=8):
+        for seat in range(n):
+            for _ in range(3):
+                other = state.shuffle_hidden(seat, rng)
+                assert other.observation(seat) == state.observation(seat), f"seat {seat} sees hidden changes"
+                assert other.spectator_view() == state.spectator_view(), "the spectator sees hidden changes"
+                if other.state_hash() != state.state_hash():
+                    changed_something = True
+                    if not state.is_over():
+                        current = state.current_seats()[0]
+                        if current == seat:
+                            assert [a.id for a in other.legal_actions(seat)] == [
+                                a.id for a in state.legal_actions(seat)
+                            ]
+    assert changed_something, "shuffle_hidden never changed anything: the leak test would be vacuous"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sampled_states_are_consistent_with_the_observation(config: tuple[str, int], seed: int) -> None:
+    game_id, n = config
+    spec = get_game(game_id)
+    rng = ChanceRng(seed + 2000)
+    for state in _sampled_states(game_id, n, seed):
+        for seat in range(n):
+            observation = state.observation(seat)
+            assert observation["game_id"] == game_id and observation["seat"] == seat
+            assert observation["step"] == state.step
+            json.dumps(observation)
+            sampled = spec.sample_state(observation, rng)
+            assert sampled.observation(seat) == observation
+            if not state.is_over() and seat in state.current_seats():
+                assert [a.id for a in sampled.legal_actions(seat)] == [a.id for a in state.legal_actions(seat)]
+            assert isinstance(spec.heuristic(sampled, seat), float)
+        assert isinstance(spec.render_view(state.spectator_view()), str)
