@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from engine_service.games import GameError, GameState, get_game, list_games
@@ -68,7 +75,9 @@ def policy_seed(match_seed: int, seat: int) -> int:
     return match_seed * 7919 + seat
 
 
-def play_one(game_id: str, players: int, bots: Sequence[str], seed: int, options: dict[str, Any]) -> MatchRecord:
+def play_one(
+    game_id: str, players: int, bots: Sequence[str], seed: int, options: dict[str, Any]
+) -> MatchRecord:
     seats = [HouseSeat(make_policy(name, policy_seed(seed, i)), name) for i, name in enumerate(bots)]
     return run_match(game_id, players, seed, seats, options, match_id=f"local-{seed}")
 
@@ -88,8 +97,9 @@ def cmd_games(args: argparse.Namespace) -> int:
             + f": {o.description}"
             for o in spec.options
         )
-        table.add_row(spec.game_id, spec.name, f"{spec.min_players}-{spec.max_players}", opts or "-",
-                      spec.turn_cap_note)
+        table.add_row(
+            spec.game_id, spec.name, f"{spec.min_players}-{spec.max_players}", opts or "-", spec.turn_cap_note
+        )
     out.print(table)
     return 0
 
@@ -101,16 +111,23 @@ def cmd_play(args: argparse.Namespace) -> int:
     spec.resolve_options(options, args.players)
     bots = parse_bots(args.bots, args.players)
     seats = [HouseSeat(make_policy(name, policy_seed(args.seed, i)), name) for i, name in enumerate(bots)]
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                  transient=True, disable=args.quiet) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=args.quiet,
+    ) as progress:
         task = progress.add_task("starting", total=None)
 
         def on_step(state: GameState, record: MatchRecord) -> None:
             seat = state.current_seats()[0] if not state.is_over() else None
             progress.update(task, description=f"{args.game}: step {state.step}, deciding: seat {seat}")
 
-        record = run_match(args.game, args.players, args.seed, seats, options, match_id=f"local-{args.seed}",
-                           on_step=on_step)
+        record = run_match(
+            args.game, args.players, args.seed, seats, options, match_id=f"local-{args.seed}", on_step=on_step
+        )
     if args.out:
         record.dump(args.out)
     _print_result(record, bots)
@@ -128,8 +145,14 @@ def _print_result(record: MatchRecord, bots: Sequence[str]) -> None:
     order = sorted(range(record.num_players), key=lambda s: record.result["ranks"][s])  # type: ignore[index]
     for seat in order:
         faults = [f for f in record.faults if f.seat == seat]
-        table.add_row(str(record.result["ranks"][seat]), str(seat), bots[seat], str(game["scores"][seat]),
-                      json.dumps(game["tiebreaks"][seat]), str(len(faults)) if faults else "")
+        table.add_row(
+            str(record.result["ranks"][seat]),
+            str(seat),
+            bots[seat],
+            str(game["scores"][seat]),
+            json.dumps(game["tiebreaks"][seat]),
+            str(len(faults)) if faults else "",
+        )
     out.print(table)
 
 
@@ -171,8 +194,12 @@ def _series_game(job: tuple[str, int, list[str], int, dict[str, Any]]) -> dict[s
     game_id, players, bots, seed, options = job
     record = play_one(game_id, players, bots, seed, options)
     assert record.result is not None
-    return {"ranks": record.result["ranks"], "scores": record.result["game"]["scores"],
-            "faults": len(record.faults), "reason": record.result["game"]["reason"]}
+    return {
+        "ranks": record.result["ranks"],
+        "scores": record.result["game"]["scores"],
+        "faults": len(record.faults),
+        "reason": record.result["game"]["reason"],
+    }
 
 
 def cmd_series(args: argparse.Namespace) -> int:
@@ -188,8 +215,14 @@ def cmd_series(args: argparse.Namespace) -> int:
     tallies = [BotTally(f"{name} (#{i})" if bots.count(name) > 1 else name) for i, name in enumerate(bots)]
     capped = 0
     jobs = [(args.game, args.players, seat_bots, seed, options) for seed, seat_bots, _ in schedule]
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=args.quiet) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=args.quiet,
+    ) as progress:
         task = progress.add_task(f"{args.game} series", total=len(jobs))
         pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
         try:
@@ -208,8 +241,10 @@ def cmd_series(args: argparse.Namespace) -> int:
         finally:
             if pool:
                 pool.shutdown(cancel_futures=True)
-    table = Table(title=f"{args.game}, {args.players} players, {args.games} games from seed {args.seed} "
-                        f"(seats rotated over each seed)")
+    table = Table(
+        title=f"{args.game}, {args.players} players, {args.games} games from seed {args.seed} "
+        f"(seats rotated over each seed)"
+    )
     for column in ("bot", "games", "wins", "win rate", "mean rank (95% CI)", "mean score (95% CI)"):
         table.add_column(column, justify="left" if column == "bot" else "right")
     summary = []
@@ -217,18 +252,44 @@ def cmd_series(args: argparse.Namespace) -> int:
         rank, rank_ci = mean_ci(tally.ranks)
         score, score_ci = mean_ci(tally.scores)
         rate = tally.wins / tally.games
-        table.add_row(tally.name, str(tally.games), f"{tally.wins:g}", f"{rate:.1%}", f"{rank:.2f} ± {rank_ci:.2f}",
-                      f"{score:.1f} ± {score_ci:.1f}")
-        summary.append({"bot": tally.name, "games": tally.games, "wins": tally.wins, "win_rate": rate,
-                        "mean_rank": rank, "mean_rank_ci95": rank_ci, "mean_score": score,
-                        "mean_score_ci95": score_ci})
+        table.add_row(
+            tally.name,
+            str(tally.games),
+            f"{tally.wins:g}",
+            f"{rate:.1%}",
+            f"{rank:.2f} ± {rank_ci:.2f}",
+            f"{score:.1f} ± {score_ci:.1f}",
+        )
+        summary.append(
+            {
+                "bot": tally.name,
+                "games": tally.games,
+                "wins": tally.wins,
+                "win_rate": rate,
+                "mean_rank": rank,
+                "mean_rank_ci95": rank_ci,
+                "mean_score": score,
+                "mean_score_ci95": score_ci,
+            }
+        )
     out.print(table)
     if capped:
         out.print(f"{capped} game(s) ended at the turn cap")
     if args.json_out:
         with open(args.json_out, "w") as fh:
-            json.dump({"game": args.game, "players": args.players, "games": args.games, "seed": args.seed,
-                       "options": options, "bots": summary, "turn_cap_games": capped}, fh, indent=1)
+            json.dump(
+                {
+                    "game": args.game,
+                    "players": args.players,
+                    "games": args.games,
+                    "seed": args.seed,
+                    "options": options,
+                    "bots": summary,
+                    "turn_cap_games": capped,
+                },
+                fh,
+                indent=1,
+            )
     return 0
 
 
@@ -240,8 +301,10 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
     except ReplayMismatch as exc:
         err.print(f"[bold red]does not verify:[/] {exc}", highlight=False)
         return 1
-    out.print(f"verified: {record.game_id}, seed {record.seed}, {record.steps} steps, "
-              f"{len(record.hashes)} hashes checked, final hash {state.state_hash()}")
+    out.print(
+        f"verified: {record.game_id}, seed {record.seed}, {record.steps} steps, "
+        f"{len(record.hashes)} hashes checked, final hash {state.state_hash()}"
+    )
     return 0
 
 
@@ -264,8 +327,10 @@ def cmd_replay_show(args: argparse.Namespace) -> int:
     out.print(f"[bold]{record.game_id}[/] seed {record.seed}, frame {args.step}/{record.steps}, as {who}")
     out.print(spec.render_view(frame["view"]), highlight=False, markup=False)
     if frame["next_action"]:
-        out.print(f"next: seat {frame['next_action']['seat']} plays {frame['next_action']['action']}",
-                  highlight=False)
+        out.print(
+            f"next: seat {frame['next_action']['seat']} plays {frame['next_action']['action']}",
+            highlight=False,
+        )
     return 0
 
 
@@ -276,7 +341,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="caravan", description="Caravanserai's local runner: the server's referee on your machine.")
+    parser = _Parser(
+        prog="caravan", description="Caravanserai's local runner: the server's referee on your machine."
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     games = sub.add_parser("games", help="list the games, their player counts and options")
@@ -286,7 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
     def match_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("game", help="versioned game id, e.g. expedition-v1 (see `caravan games`)")
         p.add_argument("--players", type=int, required=True)
-        p.add_argument("--bots", required=True, help="house bots by seat, comma-separated: random, greedy, mcts[:N]")
+        p.add_argument(
+            "--bots", required=True, help="house bots by seat, comma-separated: random, greedy, mcts[:N]"
+        )
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a game option")
         p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -305,7 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay = sub.add_parser("replay", help="verify or show a recorded match")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, parser_class=_Parser)
-    rverify = replay_sub.add_parser("verify", help="re-simulate and check every hash; exit 0 only if it verifies")
+    rverify = replay_sub.add_parser(
+        "verify", help="re-simulate and check every hash; exit 0 only if it verifies"
+    )
     rverify.add_argument("file")
     rverify.set_defaults(func=cmd_replay_verify)
     show = replay_sub.add_parser("show", help="a readable frame at a step, as a seat or the spectator")

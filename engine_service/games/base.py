@@ -87,7 +87,12 @@ class GameResult:
     reason: str = "completed"
 
     def to_json(self) -> JsonDict:
-        return {"scores": self.scores, "ranks": self.ranks, "tiebreaks": self.tiebreaks, "reason": self.reason}
+        return {
+            "scores": self.scores,
+            "ranks": self.ranks,
+            "tiebreaks": self.tiebreaks,
+            "reason": self.reason,
+        }
 
     @staticmethod
     def from_keys(scores: Sequence[int], tiebreaks: Sequence[Any], reason: str = "completed") -> GameResult:

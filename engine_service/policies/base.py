@@ -21,7 +21,7 @@ class Policy(ABC):
         self.seed = seed
         self.rng = ChanceRng(seed)
 
-    def reset(self, game_id: str, seat: int) -> None:
+    def reset(self, game_id: str, seat: int) -> None:  # noqa: B027 - optional hook
         """Called at the start of each match."""
 
     @abstractmethod

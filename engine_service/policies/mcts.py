@@ -52,7 +52,7 @@ class MctsPolicy(Policy):
         root = _Node()
         for _ in range(self.iterations):
             self._iterate(spec, observation, root)
-        best = max(legal_actions, key=lambda a: (root.children[a.id].visits if a.id in root.children else -1))
+        best = max(legal_actions, key=lambda a: root.children[a.id].visits if a.id in root.children else -1)
         return best.id
 
     def _iterate(self, spec: GameSpec, observation: Mapping[str, Any], root: _Node) -> None:

@@ -11,6 +11,7 @@ A match therefore always ends: games have a turn cap, and no decision waits past
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -94,9 +95,9 @@ def run_match(
         if seat_index in record.forfeits:
             action_id = fallback
         else:
-            action_id = _ask(state, seats[seat_index], seat_index, legal, record, bank, time_control, clock)
-            if action_id is None:
-                action_id = fallback
+            answer = _ask(state, seats[seat_index], seat_index, legal, record, bank, time_control, clock)
+            action_id = fallback if answer is None else answer
+            if answer is None:
                 fault_count[seat_index] += 1
                 record.faults[-1].fallback_action = fallback
                 if fault_count[seat_index] > time_control.max_faults and seat_index not in record.forfeits:
@@ -121,10 +122,8 @@ def run_match(
             "result": record.result,
             "faults": [f for f in record.faults if f.seat == info.seat],
         }
-        try:
+        with contextlib.suppress(SeatFault):  # the match is over; a seat that cannot hear it changes nothing
             seat.end(info, summary)
-        except SeatFault:
-            pass  # the match is over; a seat that cannot hear the result changes nothing
     return record
 
 

@@ -38,7 +38,9 @@ def replay(record: MatchRecord, *, upto: int | None = None, check: bool = True) 
         try:
             state.apply(seat, action_id)
         except IllegalAction as exc:
-            raise ReplayMismatch(state.step, f"recorded action {action_id!r} of seat {seat} is illegal: {exc}")
+            raise ReplayMismatch(
+                state.step, f"recorded action {action_id!r} of seat {seat} is illegal: {exc}"
+            ) from exc
         if check:
             _check_hash(record, state)
     return state
@@ -53,11 +55,15 @@ def verify(record: MatchRecord) -> GameState:
         game_result = state.result().to_json()
         recorded = record.result.get("game", record.result)
         if recorded.get("scores") != game_result["scores"]:
-            raise ReplayMismatch(state.step, f"scores {game_result['scores']} != recorded {recorded.get('scores')}")
+            raise ReplayMismatch(
+                state.step, f"scores {game_result['scores']} != recorded {recorded.get('scores')}"
+            )
     return state
 
 
-def frame_at(record: MatchRecord, step: int, seat: int | None = None, *, reveal: bool = False) -> dict[str, Any]:
+def frame_at(
+    record: MatchRecord, step: int, seat: int | None = None, *, reveal: bool = False
+) -> dict[str, Any]:
     """The view after `step` actions: seat `seat`'s observation, or the spectator's (hands hidden unless
     `reveal`). The caller decides whether revealing is allowed (only for finished matches)."""
     state = replay(record, upto=step)

@@ -194,8 +194,10 @@ class ExpeditionSpec(GameSpec):
         if view.get("hands") is not None:
             for seat, hand in enumerate(view["hands"]):
                 lines.append(f"hand of seat {seat}: {', '.join(hand)}")
-        lines.append(f"display: {', '.join(view['display'])}; draw pile {view['draw_pile']}, "
-                     f"discard {len(view['discard'])}")
+        lines.append(
+            f"display: {', '.join(view['display'])}; draw pile {view['draw_pile']}, "
+            f"discard {len(view['discard'])}"
+        )
         if view["events"]:
             last = view["events"][-1]
             lines.append(f"last event: {last}")

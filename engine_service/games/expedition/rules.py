@@ -33,7 +33,9 @@ LEG2_SCORING = [s["index"] for s in SPACES if s["leg"] == 2 and s["score"] > 0]
 
 
 @lru_cache(maxsize=4096)
-def _move_actions(hand: tuple[tuple[str, int], ...], requirement: str, piece: int, target: int) -> tuple[Action, ...]:
+def _move_actions(
+    hand: tuple[tuple[str, int], ...], requirement: str, piece: int, target: int
+) -> tuple[Action, ...]:
     return tuple(
         Action(
             f"move:p{piece}:{'+'.join(payment)}",
@@ -195,8 +197,13 @@ class ExpeditionState(GameState):
             piece = int(action.details["piece"])
             self._pay(seat, list(action.details["pay"]))
             self._log(
-                {"event": "move", "seat": seat, "piece": piece, "to": action.details["to"],
-                 "paid": list(action.details["pay"])}
+                {
+                    "event": "move",
+                    "seat": seat,
+                    "piece": piece,
+                    "to": action.details["to"],
+                    "paid": list(action.details["pay"]),
+                }
             )
             self._enter(seat, piece, int(action.details["to"]))
         elif action.kind == "draw":
@@ -315,7 +322,9 @@ class ExpeditionState(GameState):
             "current_seat": self.turn_seat if self.phase != "over" else None,
             "phase": self.phase,
             "strategic_two_player": self.strategic,
-            "pieces": [{"piece": p, "seat": self.owners[p], "space": pos} for p, pos in enumerate(self.pieces)],
+            "pieces": [
+                {"piece": p, "seat": self.owners[p], "space": pos} for p, pos in enumerate(self.pieces)
+            ],
             "players": [
                 {
                     "seat": seat,
@@ -356,9 +365,28 @@ class ExpeditionState(GameState):
 
     # --- persistence ------------------------------------------------------------------------------------
     _FIELDS = (
-        "hands", "deck", "display", "discard", "pieces", "owners", "gold", "board_chests", "known",
-        "kantshou_scored", "kantshou_pending", "daidu_reached", "turn_seat", "turns", "phase", "end_reason",
-        "moved", "ballast_used", "locked_piece", "stopped", "movement_over", "events",
+        "hands",
+        "deck",
+        "display",
+        "discard",
+        "pieces",
+        "owners",
+        "gold",
+        "board_chests",
+        "known",
+        "kantshou_scored",
+        "kantshou_pending",
+        "daidu_reached",
+        "turn_seat",
+        "turns",
+        "phase",
+        "end_reason",
+        "moved",
+        "ballast_used",
+        "locked_piece",
+        "stopped",
+        "movement_over",
+        "events",
     )
 
     def _payload(self) -> JsonDict:

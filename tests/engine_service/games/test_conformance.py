@@ -17,9 +17,7 @@ from engine_service.games.rng import ChanceRng
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, ReplayMismatch, run_match, verify
 
-CONFIGS = [
-    (spec.game_id, n) for spec in list_games() for n in range(spec.min_players, spec.max_players + 1)
-]
+CONFIGS = [(spec.game_id, n) for spec in list_games() for n in range(spec.min_players, spec.max_players + 1)]
 SEEDS = (3, 11)
 MAX_STEPS = 50_000
 
@@ -78,7 +76,9 @@ def test_json_round_trip_keeps_state_and_future(config: tuple[str, int], seed: i
         if state.is_over():
             continue
         seat = state.current_seats()[0]
-        assert [a.to_json() for a in loaded.legal_actions(seat)] == [a.to_json() for a in state.legal_actions(seat)]
+        assert [a.to_json() for a in loaded.legal_actions(seat)] == [
+            a.to_json() for a in state.legal_actions(seat)
+        ]
         # The same actions from the original and the copies lead to the same states (the RNG travels too).
         walker = ChanceRng(seed)
         log = _random_walk(state, walker, 30)
@@ -145,7 +145,9 @@ def test_random_games_end_under_the_cap_with_valid_results(config: tuple[str, in
 
 def test_replays_verify_and_tampering_is_caught(config: tuple[str, int]) -> None:
     game_id, n = config
-    record = run_match(game_id, n, 9, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], hash_every=7)
+    record = run_match(
+        game_id, n, 9, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], hash_every=7
+    )
     final = verify(record)
     assert final.state_hash() == record.hashes[record.steps]
     # Another legal action somewhere in the middle: the replay must name the first differing step.
@@ -200,6 +202,8 @@ def test_sampled_states_are_consistent_with_the_observation(config: tuple[str, i
             sampled = spec.sample_state(observation, rng)
             assert sampled.observation(seat) == observation
             if not state.is_over() and seat in state.current_seats():
-                assert [a.id for a in sampled.legal_actions(seat)] == [a.id for a in state.legal_actions(seat)]
+                assert [a.id for a in sampled.legal_actions(seat)] == [
+                    a.id for a in state.legal_actions(seat)
+                ]
             assert isinstance(spec.heuristic(sampled, seat), float)
         assert isinstance(spec.render_view(state.spectator_view()), str)

@@ -1,0 +1,56 @@
+# Caravanserai: `make help` lists the targets. `make test` is exactly what CI runs (.ci/run).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The suite runs against the machine's PostgreSQL and Redis, then its database tests again on the
+# embedded defaults (SQLite, no Redis). Override these to point elsewhere.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z][a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+.PHONY: install
+install: $(VENV)/.installed ## create .venv and install the project with its pinned dependencies
+	@bash infra/scripts/install-extras.sh
+
+.PHONY: test
+test: install ## the whole suite on PostgreSQL + Redis, then the database tests on SQLite (what CI runs)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/pytest -m "django_db and not browser"; \
+	  status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]  # 5: no database tests collected
+
+.PHONY: lint
+lint: install ## ruff (lint and format check) and mypy on the pure packages
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy engine_service/games engine_service/referee engine_service/policies
+
+.PHONY: format
+format: install ## apply ruff's fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+.PHONY: bench
+bench: install ## benchmarks: ratios measured side by side; results under bench/results/
+	$(BIN)/python -m bench
+
+.PHONY: demo
+demo: install ## run the whole ladder locally on embedded defaults
+	$(BIN)/python infra/demo.py
+
+.PHONY: clean
+clean: ## remove the virtualenv, caches and local data
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache test-artifacts

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install steps beyond pip, each skipped when already done: generated gRPC stubs, the Node example bot's
+# packages (when Node.js is present), and Debian's Chromium for browser tests (when running as root with apt).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=.venv/bin
+
+if [ -d engine_service/gateway ] && [ -f engine_service/gateway/codegen.py ]; then
+  "$BIN/python" -m engine_service.gateway.codegen
+fi
+
+if [ -f clients/node/package.json ] && command -v npm >/dev/null 2>&1; then
+  if [ ! -d clients/node/node_modules ] || [ clients/node/package-lock.json -nt clients/node/node_modules ]; then
+    (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian's chromium for the browser tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "warning: /usr/bin/chromium is missing; install Debian's chromium package for the browser tests" >&2
+  fi
+fi

@@ -1,0 +1,39 @@
+"""House bots: legal answers, determinism for a seed, and the factory's errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine_service.games import make
+from engine_service.games.rng import ChanceRng
+from engine_service.policies import make_policy
+from engine_service.policies.mcts import MctsPolicy
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "mcts:12"])
+def test_policies_answer_with_legal_ids_from_the_observation_alone(name: str) -> None:
+    state = make("expedition-v1", 4, 17)
+    policy = make_policy(name, seed=5)
+    walker = ChanceRng(1)
+    for _ in range(60):
+        seat = state.current_seats()[0]
+        legal = state.legal_actions(seat)
+        choice = policy.choose(state.observation(seat), legal)
+        assert choice in {a.id for a in legal}
+        state.apply(seat, walker.choice(legal).id)
+
+
+def test_mcts_is_deterministic_for_a_seed() -> None:
+    state = make("expedition-v1", 3, 4)
+    seat = state.current_seats()[0]
+    observation, legal = state.observation(seat), state.legal_actions(seat)
+    first = MctsPolicy(7, iterations=30).choose(observation, legal)
+    second = MctsPolicy(7, iterations=30).choose(observation, legal)
+    assert first == second
+
+
+@pytest.mark.parametrize("name", ["nope", "mcts:0", "mcts:x", "random:3"])
+def test_unknown_bots_are_refused_with_the_known_names(name: str) -> None:
+    with pytest.raises(ValueError) as info:
+        make_policy(name)
+    assert "random" in str(info.value) or "mcts" in str(info.value)

@@ -1,0 +1,166 @@
+"""The referee: fault policy, time bank, records, replays and frames."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from engine_service.policies import make_policy
+from engine_service.referee import (
+    DecisionRequest,
+    HouseSeat,
+    MatchRecord,
+    ReplayMismatch,
+    Seat,
+    SeatFault,
+    TimeControl,
+    frame_at,
+    replay,
+    run_match,
+    verify,
+)
+from engine_service.referee.match import final_ranks
+from engine_service.referee.record import RecordError
+
+GAME = "expedition-v1"
+
+
+def house(n: int) -> list[Seat]:
+    return [HouseSeat(make_policy("random", seed=i)) for i in range(n)]
+
+
+class ScriptedSeat(Seat):
+    """Answers with a fixed behaviour: 'raise:<kind>', 'bogus', or a random legal id."""
+
+    def __init__(self, behaviour: str, *, after: int = 0) -> None:
+        self.name = f"scripted-{behaviour}"
+        self.behaviour = behaviour
+        self.after = after
+        self.calls = 0
+        self.summary: dict[str, object] | None = None
+        self.policy = make_policy("random", seed=99)
+
+    def decide(self, request: DecisionRequest) -> str:
+        self.calls += 1
+        if self.calls > self.after:
+            if self.behaviour.startswith("raise:"):
+                raise SeatFault(self.behaviour.split(":", 1)[1], "scripted fault")
+            if self.behaviour == "bogus":
+                return "not-an-action"
+        return self.policy.choose(request.observation, request.legal_actions)
+
+    def end(self, info: object, summary: dict[str, object]) -> None:
+        self.summary = summary
+
+
+def test_a_match_of_house_bots_is_recorded_and_verifies() -> None:
+    record = run_match(GAME, 3, 21, house(3), hash_every=5)
+    assert record.result is not None
+    assert record.steps > 0 and 0 in record.hashes and record.steps in record.hashes
+    assert all(step % 5 == 0 or step == record.steps for step in record.hashes)
+    assert verify(record).state_hash() == record.hashes[record.steps]
+    assert record.result["ranks"] == record.result["game"]["ranks"]
+
+
+def test_record_round_trips_through_json_and_files(tmp_path: object) -> None:
+    record = run_match(GAME, 2, 4, house(2))
+    again = MatchRecord.loads(record.dumps())
+    assert again.to_json() == record.to_json()
+    path = f"{tmp_path}/m.json"
+    record.dump(path)
+    assert MatchRecord.load(path).to_json() == record.to_json()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["not json", "[]", json.dumps({"format": "other"}), json.dumps({"format": "caravanserai-match/1"})],
+)
+def test_bad_records_are_refused_with_a_reason(text: str) -> None:
+    with pytest.raises(RecordError):
+        MatchRecord.loads(text)
+
+
+def test_illegal_answers_are_faults_with_the_legal_list_and_a_fallback() -> None:
+    bad = ScriptedSeat("bogus", after=0)
+    record = run_match(GAME, 2, 3, [bad, *house(1)], time_control=TimeControl(max_faults=2))
+    faults = [f for f in record.faults if f.seat == 0]
+    assert (
+        faults[0].kind == "illegal" and "not-an-action" in faults[0].reason and "legal:" in faults[0].reason
+    )
+    assert faults[0].fallback_action is not None
+    assert 0 in record.forfeits, "more than max_faults faults forfeits the seat"
+    assert record.result is not None and record.result["ranks"][0] == 2
+    assert bad.calls == 3, "a forfeited seat is not asked again"
+    verify(record)
+
+
+def test_a_disconnect_forfeits_at_once_and_the_match_still_ends() -> None:
+    gone = ScriptedSeat("raise:disconnect", after=2)
+    record = run_match(GAME, 3, 8, [*house(1), gone, *house(1)])
+    assert record.result is not None
+    assert record.forfeits == [1]
+    assert record.faults[0].kind == "disconnect" and record.faults[0].forfeit
+    assert record.result["ranks"][1] == 3
+    assert gone.summary is not None and gone.summary["faults"]
+
+
+def test_a_crashing_policy_is_a_crash_fault_not_a_crashed_match() -> None:
+    class Crashing(Seat):
+        name = "crashing"
+
+        def decide(self, request: DecisionRequest) -> str:
+            raise ZeroDivisionError("boom")
+
+    record = run_match(GAME, 2, 5, [Crashing(), *house(1)], time_control=TimeControl(max_faults=1))
+    assert record.faults[0].kind == "crash" and "ZeroDivisionError" in record.faults[0].reason
+    assert record.forfeits == [0]
+
+
+def test_slow_answers_spend_the_time_bank_then_time_out() -> None:
+    ticks: Iterator[float] = iter(float(t) for t in range(0, 100_000, 3))  # every decision takes 3 "seconds"
+
+    record = run_match(
+        GAME,
+        2,
+        5,
+        house(2),
+        time_control=TimeControl(decision_seconds=2.0, time_bank_seconds=4.5, max_faults=1),
+        clock=lambda: next(ticks),
+    )
+    timeouts = [f for f in record.faults if f.kind == "timeout"]
+    # Each decision overruns by 1s: seat 0 answers 4 times within its 4.5s bank, the 5th times out.
+    first = timeouts[0]
+    assert first.seat == 0
+    answered_before = [s for s, _ in record.actions[: first.step] if s == 0]
+    assert len(answered_before) == 4
+    assert sorted(record.forfeits) == [0, 1]
+
+
+def test_final_ranks_put_forfeits_last() -> None:
+    assert final_ranks([1, 2, 3], [0]) == [3, 1, 2]
+    assert final_ranks([1, 1, 3], [2]) == [1, 1, 3]
+    assert final_ranks([2, 1, 3, 4], [1, 3]) == [1, 3, 2, 4]
+
+
+def test_frames_show_a_seat_only_its_own_hand() -> None:
+    record = run_match(GAME, 3, 13, house(3))
+    seat_view = frame_at(record, 10, seat=1)["view"]
+    assert "hand" in seat_view and "hands" not in seat_view
+    spectator = frame_at(record, 10)["view"]
+    assert "hand" not in spectator and "hands" not in spectator
+    revealed = frame_at(record, record.steps, reveal=True)
+    assert len(revealed["view"]["hands"]) == 3 and revealed["next_action"] is None
+    with pytest.raises(ValueError):
+        frame_at(record, record.steps + 1)
+    with pytest.raises(ValueError):
+        frame_at(record, 0, seat=7)
+
+
+def test_a_wrong_hash_names_the_first_differing_step() -> None:
+    record = run_match(GAME, 2, 2, house(2), hash_every=4)
+    record.hashes[8] = "0" * 32
+    with pytest.raises(ReplayMismatch) as info:
+        replay(record)
+    assert info.value.step == 8
