@@ -10,6 +10,7 @@ from engine_service.referee.replay import ReplayMismatch, frame_at, replay, veri
 from engine_service.referee.seats import (
     DecisionRequest,
     HouseSeat,
+    MatchAborted,
     MatchInfo,
     Seat,
     SeatFault,
@@ -19,6 +20,7 @@ __all__ = [
     "DecisionRequest",
     "Fault",
     "HouseSeat",
+    "MatchAborted",
     "MatchInfo",
     "MatchRecord",
     "ReplayMismatch",

@@ -7,6 +7,13 @@ Fault policy (bot faults are rated, their reasons kept):
 - a disconnect, or more than `max_faults` faults, forfeits the seat: from then on the referee plays the
   fallback for it without asking, and it is ranked below every seat that did not forfeit.
 A match therefore always ends: games have a turn cap, and no decision waits past its deadline.
+
+Remote seats (the gateway's relay) add three things: a "resign" fault forfeits like a disconnect; a
+"timeout" fault means the seat was given its decision time plus the whole bank and used it, so the bank is
+spent; time a seat spent waiting on the infrastructure (a gateway restart) is reported in
+`DecisionRequest.extra["excused_seconds"]` and not charged to the bot. `MatchAborted` from a seat is an
+infrastructure failure, not a bot fault: it propagates out of `run_match` so the caller retries the match,
+unrated. Seats may keep `incidents` (dicts with seat, step, kind, reason), copied into the record.
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ from typing import Any
 
 from engine_service.games import GameState, make
 from engine_service.referee.record import Fault, MatchRecord, SeatInfo
-from engine_service.referee.seats import DecisionRequest, MatchInfo, Seat, SeatFault
+from engine_service.referee.seats import DecisionRequest, MatchAborted, MatchInfo, Seat, SeatFault
+
+FORFEIT_KINDS = ("disconnect", "resign")
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,8 @@ def run_match(
             on_step(state, record)
 
     record.hashes[state.step] = state.state_hash()
+    for seat in seats:
+        record.incidents.extend(getattr(seat, "incidents", ()))
     game_result = state.result()
     record.result = {
         "game": game_result.to_json(),
@@ -159,14 +170,18 @@ def _ask(
     started = clock()
     try:
         action_id = seat.decide(request)
+    except MatchAborted:
+        raise  # infrastructure, not the bot: the caller retries the match, unrated
     except SeatFault as fault:
-        forfeit = fault.kind == "disconnect"
+        forfeit = fault.kind in FORFEIT_KINDS
+        if fault.kind == "timeout":
+            bank[seat_index] = 0.0  # the seat was given its decision time plus the whole bank
         _record_fault(record, Fault(seat_index, step, fault.kind, fault.reason, forfeit=forfeit))
         return None
     except Exception as exc:  # a house policy bug is the bot's fault, never the match's end
         _record_fault(record, Fault(seat_index, step, "crash", f"{type(exc).__name__}: {exc}"))
         return None
-    elapsed = clock() - started
+    elapsed = clock() - started - float(request.extra.get("excused_seconds", 0.0))
     overrun = elapsed - time_control.decision_seconds
     if overrun > 0:
         bank[seat_index] -= overrun

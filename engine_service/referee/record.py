@@ -32,7 +32,7 @@ class Fault:
 
     seat: int
     step: int
-    kind: str  # timeout | illegal | malformed | disconnect | crash
+    kind: str  # timeout | illegal | malformed | disconnect | crash | resign
     reason: str
     action_id: str | None = None
     fallback_action: str | None = None
@@ -53,13 +53,16 @@ class MatchRecord:
     faults: list[Fault] = field(default_factory=list)
     forfeits: list[int] = field(default_factory=list)
     match_id: str | None = None
+    # infrastructure events that are not faults (a gateway restart a remote seat survived): seat, step, kind,
+    # reason; only written to JSON when there are any
+    incidents: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def steps(self) -> int:
         return len(self.actions)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": RECORD_FORMAT,
             "match_id": self.match_id,
             "game_id": self.game_id,
@@ -74,6 +77,9 @@ class MatchRecord:
             "faults": [asdict(f) for f in self.faults],
             "forfeits": list(self.forfeits),
         }
+        if self.incidents:
+            data["incidents"] = [dict(i) for i in self.incidents]
+        return data
 
     @staticmethod
     def from_json(data: Any) -> MatchRecord:
@@ -96,6 +102,7 @@ class MatchRecord:
                 result=data.get("result"),
                 faults=[Fault(**f) for f in data.get("faults") or []],
                 forfeits=[int(s) for s in data.get("forfeits") or []],
+                incidents=[dict(i) for i in data.get("incidents") or []],
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"malformed match record: {exc!r}") from exc

@@ -15,12 +15,18 @@ from engine_service.policies.base import Policy
 
 
 class SeatFault(Exception):
-    """A bot fault: `kind` is timeout, illegal, malformed, disconnect or crash; `reason` is for its owner."""
+    """A bot fault: `kind` is timeout, illegal, malformed, disconnect, crash or resign; `reason` is for its
+    owner."""
 
     def __init__(self, kind: str, reason: str) -> None:
         self.kind = kind
         self.reason = reason
         super().__init__(f"{kind}: {reason}")
+
+
+class MatchAborted(Exception):
+    """An infrastructure failure (no gateway reachable, registry down), not a bot fault: `run_match` lets it
+    through so the caller can retry the match, unrated."""
 
 
 @dataclass(frozen=True)
