@@ -57,8 +57,8 @@ from engine_service.games.expedition.rules import (
 from engine_service.games.rng import ChanceRng
 
 # Heuristic weights (gold per unit), tuned with seeded series against the random bot.
-PROGRESS_VALUE = 0.9  # per track space
-SCORING_WEIGHT = 0.8  # times the value of the scoring space a piece stands on
+PROGRESS_VALUE = 1.2  # per track space
+SCORING_WEIGHT = 0.4  # times the value of the scoring space a piece stands on
 PAYABLE_VALUE = 0.4  # the hand can pay for the piece's next free space
 CARD_VALUE = 0.5  # the first card in hand; each further card is worth CARD_DECAY times the one before
 CARD_DECAY = 0.9

@@ -1,0 +1,33 @@
+"""Run every benchmark module (`bench_*.py`), or those named on the command line."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    names = sorted(
+        m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("bench_")
+    )
+    wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv] or names
+    unknown = [n for n in wanted if n not in names]
+    if unknown:
+        print(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(names)}", file=sys.stderr)
+        return 2
+    failures = 0
+    for name in wanted:
+        print(f"\n=== {name} ===", flush=True)
+        started = time.perf_counter()
+        module = importlib.import_module(f"bench.{name}")
+        status = module.main()
+        failures += bool(status)
+        print(f"({name}: {time.perf_counter() - started:.1f}s)", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
