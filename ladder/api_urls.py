@@ -1,0 +1,37 @@
+"""The public REST API, version 1 (`/api/v1/`). A breaking change gets a `v2` module beside this one."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from ladder.bots import apis as bots
+from ladder.core import apis as core
+from ladder.ladders import apis as ladders
+from ladder.matches import apis as matches
+from ladder.replays import apis as replays
+
+app_name = "api-v1"
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(api_version="v1"), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-v1:schema"), name="docs"),
+    path("auth/token/", core.AuthTokenApi.as_view(), name="auth-token"),
+    path("auth/me/", core.MeApi.as_view(), name="auth-me"),
+    path("games/", ladders.GameListApi.as_view(), name="game-list"),
+    path("games/<str:game_id>/", ladders.GameDetailApi.as_view(), name="game-detail"),
+    path("games/<str:game_id>/board/", ladders.GameBoardApi.as_view(), name="game-board"),
+    path("ladders/", ladders.LadderListApi.as_view(), name="ladder-list"),
+    path("ladders/<int:ladder_id>/", ladders.LadderDetailApi.as_view(), name="ladder-detail"),
+    path("ladders/<int:ladder_id>/leaderboard/", ladders.LeaderboardApi.as_view(), name="leaderboard"),
+    path("bots/", bots.BotListApi.as_view(), name="bot-list"),
+    path("bots/<int:bot_id>/", bots.BotDetailApi.as_view(), name="bot-detail"),
+    path("bots/<int:bot_id>/retire/", bots.BotRetireApi.as_view(), name="bot-retire"),
+    path("bots/<int:bot_id>/token/rotate/", bots.BotTokenRotateApi.as_view(), name="bot-token-rotate"),
+    path("bots/<int:bot_id>/token/revoke/", bots.BotTokenRevokeApi.as_view(), name="bot-token-revoke"),
+    path("bots/<int:bot_id>/ratings/", bots.BotRatingsApi.as_view(), name="bot-ratings"),
+    path("bots/<int:bot_id>/history/", bots.BotHistoryApi.as_view(), name="bot-history"),
+    path("matches/", matches.MatchListApi.as_view(), name="match-list"),
+    path("matches/<int:match_id>/", matches.MatchDetailApi.as_view(), name="match-detail"),
+    path("matches/<int:match_id>/replay/", replays.ReplayRecordApi.as_view(), name="match-replay"),
+    path("matches/<int:match_id>/frames/", replays.ReplayFramesApi.as_view(), name="match-frames"),
+    path("matches/<int:match_id>/frames/<int:step>/", replays.ReplayFrameApi.as_view(), name="match-frame"),
+]

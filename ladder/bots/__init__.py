@@ -1,0 +1,1 @@
+"""Bots: registration, hashed tokens (shown once), house bots, and the identity lookup the gateway uses."""

@@ -1,0 +1,230 @@
+"""Bot endpoints: list, register (token shown once), detail, edit, retire, rotate and revoke tokens, a bot's
+ratings and rating history. Layer: API (thin): parse, call a service or selector, serialise."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import permissions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from engine_service.games import list_games
+from ladder.bots import selectors, services
+from ladder.bots.models import Bot
+from ladder.core.api import parse_query
+from ladder.ratings.selectors import bot_ratings, rating_history
+
+
+class BotOutputSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username")
+    status = serializers.CharField(source="status_label")
+
+    class Meta:
+        model = Bot
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "description",
+            "games",
+            "active",
+            "status",
+            "is_house",
+            "house_policy",
+            "max_concurrent",
+            "versions_seen",
+            "created_at",
+            "retired_at",
+        ]
+
+
+class OwnerBotOutputSerializer(BotOutputSerializer):
+    class Meta(BotOutputSerializer.Meta):
+        fields = [*BotOutputSerializer.Meta.fields, "token_hint", "token_created_at"]
+
+
+def _game_choices() -> list[str]:
+    return [spec.game_id for spec in list_games()]
+
+
+class BotCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=40)
+    games = serializers.ListField(child=serializers.CharField(max_length=60), min_length=1, max_length=20)
+    description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+    max_concurrent = serializers.IntegerField(min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, default=1)
+
+
+class BotUpdateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=40, required=False)
+    games = serializers.ListField(
+        child=serializers.CharField(max_length=60), min_length=1, max_length=20, required=False
+    )
+    description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    max_concurrent = serializers.IntegerField(
+        min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, required=False
+    )
+
+    def validate(self, attrs):  # type: ignore[no-untyped-def]
+        unknown = (
+            sorted(set(self.initial_data) - set(self.fields)) if hasattr(self.initial_data, "keys") else []
+        )
+        if unknown:
+            raise serializers.ValidationError(
+                f"cannot change {', '.join(unknown)}; editable: {', '.join(self.fields)}"
+            )
+        if not attrs:
+            raise serializers.ValidationError(f"nothing to change; editable: {', '.join(self.fields)}")
+        return attrs
+
+
+class BotListFilterSerializer(serializers.Serializer):
+    owner = serializers.CharField(required=False, max_length=150)
+    game = serializers.CharField(required=False, max_length=60)
+    search = serializers.CharField(required=False, max_length=40)
+    include_retired = serializers.BooleanField(required=False, default=False)
+    include_house = serializers.BooleanField(required=False, default=True)
+
+
+def _serialize(bot: Bot, request: Request) -> dict:
+    owner = request.user.is_authenticated and bot.owner_id == request.user.pk
+    return (OwnerBotOutputSerializer if owner else BotOutputSerializer)(bot).data
+
+
+TokenResponse = inline_serializer(
+    "BotWithToken",
+    {
+        "bot": OwnerBotOutputSerializer(),
+        "token": serializers.CharField(help_text="Shown once; store it now."),
+    },
+)
+
+
+class BotListApi(APIView):
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+
+    @extend_schema(parameters=[BotListFilterSerializer], responses=BotOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        filters = parse_query(BotListFilterSerializer, request)
+        bots = selectors.bot_list(**filters)[:500]
+        return Response([_serialize(b, request) for b in bots])
+
+    @extend_schema(request=BotCreateInputSerializer, responses={201: TokenResponse})
+    def post(self, request: Request) -> Response:
+        data = BotCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        bot, token = services.bot_create(owner=request.user, **data.validated_data)
+        return Response({"bot": _serialize(bot, request), "token": token}, status=status.HTTP_201_CREATED)
+
+
+class BotDetailApi(APIView):
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=OwnerBotOutputSerializer)
+    def get(self, request: Request, bot_id: int) -> Response:
+        return Response(_serialize(selectors.bot_get(bot_id=bot_id), request))
+
+    @extend_schema(request=BotUpdateInputSerializer, responses=OwnerBotOutputSerializer)
+    def patch(self, request: Request, bot_id: int) -> Response:
+        get_object_or_404(Bot, pk=bot_id)
+        data = BotUpdateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        bot = services.bot_update(bot_id=bot_id, user=request.user, **data.validated_data)
+        return Response(_serialize(bot, request))
+
+    @extend_schema(
+        responses=OwnerBotOutputSerializer, description="Retire the bot (same as POST .../retire/)."
+    )
+    def delete(self, request: Request, bot_id: int) -> Response:
+        get_object_or_404(Bot, pk=bot_id)
+        bot = services.bot_retire(bot_id=bot_id, user=request.user)
+        return Response(_serialize(bot, request))
+
+
+class BotRetireApi(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses=OwnerBotOutputSerializer)
+    def post(self, request: Request, bot_id: int) -> Response:
+        get_object_or_404(Bot, pk=bot_id)
+        return Response(_serialize(services.bot_retire(bot_id=bot_id, user=request.user), request))
+
+
+class BotTokenRotateApi(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses=TokenResponse)
+    def post(self, request: Request, bot_id: int) -> Response:
+        get_object_or_404(Bot, pk=bot_id)
+        bot, token = services.bot_token_rotate(bot_id=bot_id, user=request.user)
+        return Response({"bot": _serialize(bot, request), "token": token})
+
+
+class BotTokenRevokeApi(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses=OwnerBotOutputSerializer)
+    def post(self, request: Request, bot_id: int) -> Response:
+        get_object_or_404(Bot, pk=bot_id)
+        return Response(_serialize(services.bot_token_revoke(bot_id=bot_id, user=request.user), request))
+
+
+class BotRatingOutputSerializer(serializers.Serializer):
+    ladder = serializers.IntegerField(source="ladder_id")
+    ladder_slug = serializers.CharField(source="ladder.slug")
+    ladder_name = serializers.CharField(source="ladder.name")
+    elo = serializers.FloatField()
+    mu = serializers.FloatField()
+    sigma = serializers.FloatField()
+    conservative = serializers.FloatField()
+    games = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    win_rate = serializers.FloatField(allow_null=True)
+    last_played_at = serializers.DateTimeField(allow_null=True)
+
+
+class BotRatingsApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(responses=BotRatingOutputSerializer(many=True))
+    def get(self, request: Request, bot_id: int) -> Response:
+        bot = selectors.bot_get(bot_id=bot_id)
+        return Response(BotRatingOutputSerializer(bot_ratings(bot_id=bot.pk), many=True).data)
+
+
+class HistoryFilterSerializer(serializers.Serializer):
+    ladder = serializers.IntegerField(required=False, min_value=1)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=5000)
+
+
+class HistoryRowSerializer(serializers.Serializer):
+    match = serializers.IntegerField(source="match_id")
+    ladder = serializers.IntegerField(source="ladder_id")
+    seat = serializers.IntegerField()
+    rank = serializers.IntegerField()
+    score = serializers.IntegerField(allow_null=True)
+    elo_before = serializers.FloatField()
+    elo_after = serializers.FloatField()
+    mu_before = serializers.FloatField()
+    mu_after = serializers.FloatField()
+    sigma_before = serializers.FloatField()
+    sigma_after = serializers.FloatField()
+    conservative_after = serializers.FloatField()
+    at = serializers.DateTimeField(source="created_at")
+
+
+class BotHistoryApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("ladder", int), OpenApiParameter("limit", int)],
+        responses=HistoryRowSerializer(many=True),
+    )
+    def get(self, request: Request, bot_id: int) -> Response:
+        filters = parse_query(HistoryFilterSerializer, request)
+        bot = selectors.bot_get(bot_id=bot_id)
+        rows = rating_history(
+            bot_id=bot.pk, ladder_id=filters.get("ladder"), limit=filters.get("limit", 1000)
+        )
+        return Response(HistoryRowSerializer(rows, many=True).data)

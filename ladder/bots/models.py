@@ -1,0 +1,59 @@
+"""Bot model. Layer: data only; writes live in `services.py`, reads in `selectors.py`.
+
+A bot's token is never stored: only its sha256 (`token_hash`) and its first characters (`token_hint`) so an
+owner can tell tokens apart. A revoked token leaves `token_hash` empty; a retired bot is `active=False` and
+never plays again. House bots (`is_house`) run in-process with the named `house_policy`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models.functions import Lower
+
+
+class Bot(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bots")
+    name = models.CharField(max_length=40)
+    description = models.TextField(blank=True, default="")
+    games = models.JSONField(default=list, help_text="Versioned game ids this bot plays.")
+    token_hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    token_hint = models.CharField(max_length=12, blank=True, default="")
+    token_created_at = models.DateTimeField(null=True, blank=True)
+    active = models.BooleanField(default=True, help_text="False once retired: never plays again.")
+    retired_at = models.DateTimeField(null=True, blank=True)
+    max_concurrent = models.PositiveSmallIntegerField(default=1)
+    versions_seen = models.JSONField(default=list, help_text="Bot versions reported by the gateway.")
+    is_house = models.BooleanField(default=False)
+    house_policy = models.CharField(max_length=40, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="bot_name_unique_ci"),
+            models.UniqueConstraint(
+                fields=["house_policy"], condition=models.Q(is_house=True), name="house_policy_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(is_house=False, house_policy="")
+                | models.Q(is_house=True, token_hash=None),
+                name="house_bot_shape",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def has_token(self) -> bool:
+        return bool(self.token_hash)
+
+    @property
+    def status_label(self) -> str:
+        if not self.active:
+            return "retired"
+        if self.is_house:
+            return "house"
+        return "active" if self.token_hash else "token revoked"

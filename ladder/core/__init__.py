@@ -1,0 +1,1 @@
+"""Shared plumbing of the ladder's API: the error format, throttles and pagination. No models, no domain."""

@@ -1,0 +1,45 @@
+"""Ladder model. Layer: data only; writes in `services.py`, reads in `selectors.py`.
+
+A ladder is keyed by a versioned game id, a player count and the game options; it carries its rating
+parameters (Elo K, scale and start; OpenSkill mu and sigma), which never change once a match is rated
+(ratings could not be recomputed otherwise).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from ladder.ratings import elo
+
+
+class Ladder(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=120)
+    game_id = models.CharField(max_length=60)
+    num_players = models.PositiveSmallIntegerField()
+    options = models.JSONField(default=dict, blank=True)
+    description = models.TextField(blank=True, default="")
+    elo_k = models.FloatField(default=elo.DEFAULT_K)
+    elo_scale = models.FloatField(default=elo.DEFAULT_SCALE)
+    elo_start = models.FloatField(default=elo.DEFAULT_START)
+    openskill_mu = models.FloatField(default=elo.DEFAULT_MU)
+    openskill_sigma = models.FloatField(default=elo.DEFAULT_SIGMA)
+    house_bots_allowed = models.BooleanField(default=True, help_text="House bots may fill empty seats.")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game_id", "num_players", "slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def params(self) -> elo.RatingParams:
+        return elo.RatingParams(
+            k=self.elo_k,
+            scale=self.elo_scale,
+            start=self.elo_start,
+            mu=self.openskill_mu,
+            sigma=self.openskill_sigma,
+        )

@@ -1,0 +1,59 @@
+"""Ladder and game-metadata reads. Layer: selectors (read-only). Game data comes from the engine's registry."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from django.db.models import QuerySet
+
+from engine_service.games import InvalidOptions, get_game, list_games
+from ladder.ladders.models import Ladder
+
+
+def game_list() -> list[dict[str, Any]]:
+    return [spec.describe() for spec in list_games()]
+
+
+def game_get(*, game_id: str) -> dict[str, Any]:
+    """A game's description; `LookupError` naming the known games when unknown."""
+    try:
+        return get_game(game_id).describe()
+    except InvalidOptions as exc:
+        raise LookupError(str(exc)) from exc
+
+
+# Board data the replay viewer draws, per game id: (package, resource).
+BOARD_DATA = {"expedition-v1": ("engine_service.games.expedition", "data/track.json")}
+
+
+@lru_cache(maxsize=8)
+def _board_text(game_id: str) -> str:
+    package, name = BOARD_DATA[game_id]
+    return resources.files(package).joinpath(name).read_text()
+
+
+def game_board(*, game_id: str) -> dict[str, Any]:
+    """The static board of a game (Expedition: its 29-space track); `LookupError` when it has none."""
+    game_get(game_id=game_id)
+    if game_id not in BOARD_DATA:
+        raise LookupError(f"{game_id} has no board data; the viewer shows its frames as JSON")
+    return json.loads(_board_text(game_id))
+
+
+def ladder_list(*, game_id: str | None = None, include_inactive: bool = False) -> QuerySet[Ladder]:
+    ladders = Ladder.objects.all()
+    if not include_inactive:
+        ladders = ladders.filter(active=True)
+    if game_id:
+        ladders = ladders.filter(game_id=game_id)
+    return ladders
+
+
+def ladder_get(*, ladder_id: int) -> Ladder:
+    try:
+        return Ladder.objects.get(pk=ladder_id)
+    except Ladder.DoesNotExist as exc:
+        raise Ladder.DoesNotExist(f"no ladder with id {ladder_id}") from exc

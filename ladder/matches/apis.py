@@ -1,0 +1,155 @@
+"""Match endpoints: filtered list, detail with seats (scores, ranks, faults), and match creation for staff.
+Layer: API (thin)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import permissions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ladder.core.api import NewestFirstCursor, parse_query
+from ladder.matches import selectors, services
+from ladder.matches.models import Match, MatchStatus, Seat
+
+
+class SeatOutputSerializer(serializers.ModelSerializer):
+    seat = serializers.IntegerField(source="index")
+    bot = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Seat
+        fields = ["seat", "bot", "score", "rank", "forfeited", "faults"]
+
+    def get_bot(self, seat: Seat) -> dict:
+        return {
+            "id": seat.bot_id,
+            "name": seat.bot.name,
+            "owner": seat.bot.owner.username,
+            "is_house": seat.bot.is_house,
+        }
+
+
+class MatchOutputSerializer(serializers.ModelSerializer):
+    ladder = serializers.SerializerMethodField()
+    seats = SeatOutputSerializer(many=True)
+    has_replay = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Match
+        fields = [
+            "id",
+            "ladder",
+            "seed",
+            "status",
+            "attempts",
+            "error",
+            "end_reason",
+            "steps",
+            "created_at",
+            "queued_at",
+            "started_at",
+            "finished_at",
+            "seats",
+            "has_replay",
+        ]
+
+    def get_ladder(self, match: Match) -> dict:
+        ladder = match.ladder
+        return {
+            "id": ladder.pk,
+            "slug": ladder.slug,
+            "name": ladder.name,
+            "game_id": ladder.game_id,
+            "num_players": ladder.num_players,
+        }
+
+    def get_has_replay(self, match: Match) -> bool:
+        return match.status == MatchStatus.DONE
+
+
+class DateOrDateTimeField(serializers.Field):
+    """An ISO date (midnight UTC) or date-time."""
+
+    default_error_messages = {
+        "invalid": "expected an ISO date (2025-01-31) or date-time (2025-01-31T12:00:00Z)"
+    }
+
+    def to_internal_value(self, value: object) -> dt.datetime:
+        if not isinstance(value, str):
+            self.fail("invalid")
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            self.fail("invalid")
+        if timezone.is_naive(parsed):
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        return parsed
+
+
+class MatchFilterSerializer(serializers.Serializer):
+    ladder = serializers.IntegerField(required=False, min_value=1)
+    bot = serializers.IntegerField(required=False, min_value=1)
+    status = serializers.ChoiceField(choices=MatchStatus.values, required=False)
+    since = DateOrDateTimeField(required=False)
+    until = DateOrDateTimeField(required=False)
+    cursor = serializers.CharField(required=False, max_length=200)
+    page_size = serializers.IntegerField(
+        required=False, min_value=1, max_value=NewestFirstCursor.max_page_size
+    )
+
+    def validate(self, attrs):  # type: ignore[no-untyped-def]
+        if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError("since must be before until")
+        return attrs
+
+
+class MatchCreateInputSerializer(serializers.Serializer):
+    ladder = serializers.IntegerField(min_value=1)
+    bot_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=2, max_length=8)
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**services.SEED_BITS - 1)
+
+
+class MatchListApi(APIView):
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+
+    @extend_schema(parameters=[MatchFilterSerializer], responses=MatchOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        filters = parse_query(MatchFilterSerializer, request)
+        matches = selectors.match_list(
+            ladder_id=filters.get("ladder"),
+            bot_id=filters.get("bot"),
+            status=filters.get("status"),
+            since=filters.get("since"),
+            until=filters.get("until"),
+        )
+        paginator = NewestFirstCursor()
+        page = paginator.paginate_queryset(matches, request, view=self)
+        return paginator.get_paginated_response(MatchOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=MatchCreateInputSerializer, responses={201: MatchOutputSerializer})
+    def post(self, request: Request) -> Response:
+        if not request.user.is_staff:
+            self.permission_denied(request, message="only operators (staff) create matches by hand")
+        data = MatchCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        match = services.match_create(
+            ladder_id=data.validated_data["ladder"],
+            bot_ids=data.validated_data["bot_ids"],
+            seed=data.validated_data.get("seed"),
+        )
+        return Response(
+            MatchOutputSerializer(selectors.match_get(match_id=match.pk)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class MatchDetailApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(responses=MatchOutputSerializer)
+    def get(self, request: Request, match_id: int) -> Response:
+        return Response(MatchOutputSerializer(selectors.match_get(match_id=match_id)).data)

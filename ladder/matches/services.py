@@ -1,0 +1,239 @@
+"""Match writes: create (queued), mark running, record a result exactly once, record infrastructure failures.
+
+Layer: services (keyword-only, typed). The Celery workers call these; each is one transaction that locks
+the match row first. `match_record_result` writes seats, replay, ledger rows and ratings together, and does
+nothing (returns False) for a match already DONE, so a redelivered task cannot rate twice. Bad input raises
+`ValidationError` naming the problem and changes nothing. Must not run matches or talk to bots.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import zlib
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from engine_service.referee import MatchRecord, ReplayMismatch, verify
+from ladder.bots.models import Bot
+from ladder.ladders.models import Ladder
+from ladder.matches.models import Match, MatchStatus, Seat
+from ladder.ratings.services import SeatOutcome, rating_rows_ensure, ratings_apply_match
+from ladder.replays.models import Replay
+
+logger = logging.getLogger(__name__)
+
+SEED_BITS = 63  # seeds fit a signed 64-bit column
+RETRYABLE = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+
+
+def match_create(*, ladder_id: int, bot_ids: list[int], seed: int | None = None) -> Match:
+    """A QUEUED match on `ladder_id` with one seat per bot, in the given order (seat 0 first)."""
+    try:
+        ladder = Ladder.objects.get(pk=ladder_id)
+    except Ladder.DoesNotExist as exc:
+        raise ValidationError({"ladder": [f"no ladder with id {ladder_id}"]}) from exc
+    if not ladder.active:
+        raise ValidationError({"ladder": [f"ladder {ladder.slug} is closed"]})
+    if not isinstance(bot_ids, (list, tuple)) or any(
+        isinstance(b, bool) or not isinstance(b, int) for b in bot_ids
+    ):
+        raise ValidationError({"bot_ids": ["bot_ids must be a list of bot ids"]})
+    if len(bot_ids) != ladder.num_players:
+        raise ValidationError(
+            {"bot_ids": [f"{ladder.slug} seats {ladder.num_players} bots, got {len(bot_ids)}"]}
+        )
+    if len(set(bot_ids)) != len(bot_ids):
+        raise ValidationError({"bot_ids": ["a bot can take only one seat in a match"]})
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)
+    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**SEED_BITS:
+        raise ValidationError({"seed": [f"seed must be a whole number 0 to 2**{SEED_BITS}-1"]})
+    bots = {b.pk: b for b in Bot.objects.filter(pk__in=bot_ids)}
+    for bot_id in bot_ids:
+        bot = bots.get(bot_id)
+        if bot is None:
+            raise ValidationError({"bot_ids": [f"no bot with id {bot_id}"]})
+        if not bot.active:
+            raise ValidationError({"bot_ids": [f"{bot.name} is retired"]})
+        if bot.is_house and not ladder.house_bots_allowed:
+            raise ValidationError({"bot_ids": [f"{ladder.slug} does not seat house bots ({bot.name})"]})
+        if not bot.is_house and ladder.game_id not in bot.games:
+            raise ValidationError({"bot_ids": [f"{bot.name} does not play {ladder.game_id}"]})
+    now = timezone.now()
+    with transaction.atomic():
+        match = Match.objects.create(ladder=ladder, seed=seed, status=MatchStatus.QUEUED, queued_at=now)
+        Seat.objects.bulk_create([Seat(match=match, index=i, bot_id=b) for i, b in enumerate(bot_ids)])
+    rating_rows_ensure(ladder=ladder, bot_ids=bot_ids)
+    return match
+
+
+def _locked_match(match_id: int) -> Match:
+    try:
+        return Match.objects.select_for_update().select_related("ladder").get(pk=match_id)
+    except Match.DoesNotExist as exc:
+        raise ValidationError({"match": [f"no match with id {match_id}"]}) from exc
+
+
+def match_mark_running(*, match_id: int) -> bool:
+    """Start (or restart after a lost worker) a QUEUED or RUNNING match: True, attempts + 1. False, changing
+    nothing, for a match that is DONE, ERROR, CANCELLED or NEW; a match past its attempt limit goes ERROR."""
+    with transaction.atomic():
+        match = _locked_match(match_id)
+        if match.status not in RETRYABLE:
+            return False
+        if match.attempts >= settings.LADDER_MATCH_MAX_ATTEMPTS:
+            match.status = MatchStatus.ERROR
+            match.error = (match.error + "\n" if match.error else "") + (
+                f"gave up after {match.attempts} attempts"
+            )
+            match.finished_at = timezone.now()
+            match.save(update_fields=["status", "error", "finished_at"])
+            return False
+        match.status = MatchStatus.RUNNING
+        match.attempts += 1
+        match.started_at = timezone.now()
+        match.save(update_fields=["status", "attempts", "started_at"])
+        return True
+
+
+def _check_record(match: Match, seats: list[Seat], record: MatchRecord) -> list[int]:
+    """The record's final ranks after checking it belongs to this match; ValidationError otherwise."""
+    ladder = match.ladder
+    problems = []
+    if record.game_id != ladder.game_id:
+        problems.append(f"game {record.game_id!r} is not the ladder's {ladder.game_id!r}")
+    if record.num_players != ladder.num_players or len(record.seats) != len(seats):
+        problems.append(f"{record.num_players} players, the match has {len(seats)} seats")
+    if record.seed != match.seed:
+        problems.append(f"seed {record.seed} is not the match's seed {match.seed}")
+    if record.options != ladder.options:
+        problems.append(f"options {record.options} are not the ladder's {ladder.options}")
+    if not isinstance(record.result, dict) or "ranks" not in record.result:
+        problems.append("the record has no result (the match did not finish)")
+    if problems:
+        raise ValidationError(f"record does not fit match {match.pk}: " + "; ".join(problems))
+    assert record.result is not None
+    ranks = record.result["ranks"]
+    n = len(seats)
+    if (
+        not isinstance(ranks, list)
+        or len(ranks) != n
+        or any(isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= n for r in ranks)
+    ):
+        raise ValidationError(f"record ranks {ranks!r} are not {n} ranks between 1 and {n}")
+    scores = record.result.get("game", {}).get("scores")
+    if not isinstance(scores, list) or len(scores) != n:
+        raise ValidationError(f"record scores {scores!r} are not {n} scores")
+    if settings.LADDER_VERIFY_RECORDS:
+        try:
+            verify(record)
+        except (ReplayMismatch, ValueError) as exc:
+            raise ValidationError(f"record of match {match.pk} does not replay: {exc}") from exc
+    return ranks
+
+
+def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
+    """Finish a match with the referee's record, exactly once: seats' scores, ranks and faults, the replay,
+    ledger rows and ratings, in one transaction. False (and no change) when the match is already DONE, or
+    was cancelled or gave up meanwhile."""
+    if not isinstance(record, MatchRecord):
+        raise ValidationError("a result is the referee's MatchRecord")
+    # Check (and re-simulate) the record before taking any lock: the match's ladder, seed and seats never
+    # change, only its status, which is checked again under the lock.
+    try:
+        unlocked = Match.objects.select_related("ladder").get(pk=match_id)
+    except Match.DoesNotExist as exc:
+        raise ValidationError({"match": [f"no match with id {match_id}"]}) from exc
+    if unlocked.status not in RETRYABLE:
+        return False
+    ranks = _check_record(unlocked, list(unlocked.seats.order_by("index")), record)
+    with transaction.atomic():
+        match = _locked_match(match_id)
+        if match.status not in RETRYABLE:
+            return False
+        seats = list(match.seats.order_by("index"))
+        assert record.result is not None
+        scores = record.result["game"]["scores"]
+        forfeits = set(record.result.get("forfeits") or record.forfeits)
+        now = timezone.now()
+        for seat in seats:
+            seat.score = int(scores[seat.index])
+            seat.rank = int(ranks[seat.index])
+            seat.forfeited = seat.index in forfeits
+            seat.faults = [
+                {
+                    "step": f.step,
+                    "kind": f.kind,
+                    "reason": f.reason,
+                    "action_id": f.action_id,
+                    "fallback_action": f.fallback_action,
+                    "forfeit": f.forfeit,
+                }
+                for f in record.faults
+                if f.seat == seat.index
+            ]
+        Seat.objects.bulk_update(seats, ["score", "rank", "forfeited", "faults"])
+        text = record.dumps()
+        Replay.objects.create(
+            match=match,
+            format=record.to_json()["format"],
+            data=zlib.compress(text.encode(), 6),
+            sha256=hashlib.sha256(text.encode()).hexdigest(),
+            steps=record.steps,
+            final_hash=record.hashes.get(record.steps, ""),
+            raw_size=len(text.encode()),
+        )
+        ratings_apply_match(
+            ladder=match.ladder,
+            match_id=match.pk,
+            outcomes=[SeatOutcome(seat=s.index, bot_id=s.bot_id, rank=s.rank, score=s.score) for s in seats],
+            finished_at=now,
+        )
+        match.status = MatchStatus.DONE
+        match.finished_at = now
+        match.steps = record.steps
+        match.end_reason = str(record.result.get("game", {}).get("reason", ""))[:40]
+        if match.started_at is None:
+            match.started_at = now
+        match.save(update_fields=["status", "finished_at", "steps", "end_reason", "started_at"])
+    return True
+
+
+def match_record_infrastructure_failure(*, match_id: int, reason: str, retry: bool) -> None:
+    """An infrastructure fault (lost worker, gateway restart, database hiccup): never rated. With `retry`
+    and attempts left the match goes back to QUEUED, otherwise to ERROR. A finished match is left alone."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationError("an infrastructure failure needs a reason")
+    with transaction.atomic():
+        match = _locked_match(match_id)
+        if match.status not in (*RETRYABLE, MatchStatus.NEW):
+            return
+        line = f"attempt {match.attempts}: {reason.strip()}"[:2000]
+        match.error = f"{match.error}\n{line}" if match.error else line
+        if retry and match.attempts < settings.LADDER_MATCH_MAX_ATTEMPTS:
+            match.status = MatchStatus.QUEUED
+            match.queued_at = timezone.now()
+            match.save(update_fields=["status", "error", "queued_at"])
+        else:
+            match.status = MatchStatus.ERROR
+            match.finished_at = timezone.now()
+            match.save(update_fields=["status", "error", "finished_at"])
+    logger.warning("match %s infrastructure failure (retry=%s): %s", match_id, retry, reason)
+
+
+def match_cancel(*, match_id: int, reason: str = "cancelled by an operator") -> bool:
+    """Cancel a match that has not finished; True when it was cancelled."""
+    with transaction.atomic():
+        match = _locked_match(match_id)
+        if match.status not in (*RETRYABLE, MatchStatus.NEW):
+            return False
+        match.status = MatchStatus.CANCELLED
+        match.error = f"{match.error}\n{reason}" if match.error else reason
+        match.finished_at = timezone.now()
+        match.save(update_fields=["status", "error", "finished_at"])
+        return True

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RatingsConfig(AppConfig):
+    name = "ladder.ratings"
+    label = "ratings"

@@ -1,0 +1,86 @@
+"""Rating models: the append-only ledger and the current rating per bot and ladder.
+
+Layer: data only. Ledger rows are written once by `ratings.services` inside the match-result transaction and
+never changed (`save` refuses updates, `delete` refuses); `Rating` rows are the ledger's running total and
+can be rebuilt from it (`manage.py ratings_recompute`).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from ladder.ratings.elo import conservative
+
+
+class Rating(models.Model):
+    ladder = models.ForeignKey("ladders.Ladder", on_delete=models.CASCADE, related_name="ratings")
+    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="ratings")
+    elo = models.FloatField()
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    games = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    last_played_at = models.DateTimeField(null=True, blank=True)
+    last_match = models.ForeignKey(
+        "matches.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["ladder", "bot"], name="rating_unique_ladder_bot")]
+        indexes = [models.Index(fields=["ladder", "-elo", "id"], name="rating_leaderboard")]
+
+    def __str__(self) -> str:
+        return f"{self.bot} on {self.ladder}: {self.elo:.1f}"
+
+    @property
+    def conservative(self) -> float:
+        return conservative(self.mu, self.sigma)
+
+    @property
+    def win_rate(self) -> float | None:
+        return self.wins / self.games if self.games else None
+
+
+class LedgerRowImmutable(Exception):
+    """The rating ledger is append-only."""
+
+
+class RatingLedger(models.Model):
+    ladder = models.ForeignKey("ladders.Ladder", on_delete=models.PROTECT, related_name="ledger")
+    match = models.ForeignKey("matches.Match", on_delete=models.PROTECT, related_name="ledger")
+    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="ledger")
+    seat = models.PositiveSmallIntegerField()
+    rank = models.PositiveSmallIntegerField()
+    score = models.IntegerField(null=True)
+    elo_before = models.FloatField()
+    elo_after = models.FloatField()
+    mu_before = models.FloatField()
+    mu_after = models.FloatField()
+    sigma_before = models.FloatField()
+    sigma_after = models.FloatField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["match", "bot"], name="ledger_unique_match_bot")]
+        indexes = [models.Index(fields=["bot", "ladder", "id"], name="ledger_history")]
+
+    def __str__(self) -> str:
+        return f"match {self.match_id} {self.bot_id}: {self.elo_before:.1f} -> {self.elo_after:.1f}"
+
+    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise LedgerRowImmutable("rating ledger rows are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise LedgerRowImmutable("rating ledger rows are append-only")
+
+    @property
+    def elo_delta(self) -> float:
+        return self.elo_after - self.elo_before
+
+    @property
+    def conservative_after(self) -> float:
+        return conservative(self.mu_after, self.sigma_after)

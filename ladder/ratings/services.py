@@ -1,0 +1,203 @@
+"""Rating writes: apply one finished match to the ledger and the current ratings; rebuild from the ledger.
+
+Layer: services. `ratings_apply_match` runs inside the caller's match-result transaction: it locks the seats'
+rating rows in id order (`select_for_update`), appends one ledger row per seat and updates the ratings, so a
+result is applied exactly once and concurrent results for overlapping bots serialise without deadlock.
+The maths is `ladder.ratings.elo` (pure). The leaderboard cache of the ladder is invalidated after commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+
+from ladder.ladders.models import Ladder
+from ladder.ratings import elo
+from ladder.ratings.cache import leaderboard_cache_invalidate
+from ladder.ratings.models import Rating, RatingLedger
+
+
+@dataclass(frozen=True)
+class SeatOutcome:
+    seat: int
+    bot_id: int
+    rank: int
+    score: int | None
+
+
+def rating_rows_ensure(*, ladder: Ladder, bot_ids: Sequence[int]) -> None:
+    """Create missing rating rows at the ladder's start values (idempotent, safe under concurrency)."""
+    start = elo.initial(ladder.params)
+    existing = set(Rating.objects.filter(ladder=ladder, bot_id__in=bot_ids).values_list("bot_id", flat=True))
+    missing = [b for b in bot_ids if b not in existing]
+    if missing:
+        Rating.objects.bulk_create(
+            [Rating(ladder=ladder, bot_id=b, elo=start.elo, mu=start.mu, sigma=start.sigma) for b in missing],
+            ignore_conflicts=True,
+        )
+
+
+def ratings_apply_match(
+    *, ladder: Ladder, match_id: int, outcomes: Sequence[SeatOutcome], finished_at: datetime
+) -> list[RatingLedger]:
+    """Append the ledger rows of one match and update the ratings. Must run inside a transaction."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("ratings_apply_match must run inside the match-result transaction")
+    bot_ids = [o.bot_id for o in outcomes]
+    rating_rows_ensure(ladder=ladder, bot_ids=bot_ids)
+    locked = list(Rating.objects.select_for_update().filter(ladder=ladder, bot_id__in=bot_ids).order_by("id"))
+    by_bot = {r.bot_id: r for r in locked}
+    before = [elo.SeatRating(elo=by_bot[b].elo, mu=by_bot[b].mu, sigma=by_bot[b].sigma) for b in bot_ids]
+    after = elo.rate_match(before, [o.rank for o in outcomes], ladder.params)
+    rows = []
+    for outcome, old, new in zip(outcomes, before, after, strict=True):
+        rows.append(
+            RatingLedger(
+                ladder=ladder,
+                match_id=match_id,
+                bot_id=outcome.bot_id,
+                seat=outcome.seat,
+                rank=outcome.rank,
+                score=outcome.score,
+                elo_before=old.elo,
+                elo_after=new.elo,
+                mu_before=old.mu,
+                mu_after=new.mu,
+                sigma_before=old.sigma,
+                sigma_after=new.sigma,
+                created_at=finished_at,
+            )
+        )
+        rating = by_bot[outcome.bot_id]
+        rating.elo, rating.mu, rating.sigma = new.elo, new.mu, new.sigma
+        rating.games += 1
+        rating.wins += 1 if outcome.rank == 1 else 0
+        rating.last_played_at = finished_at
+        rating.last_match_id = match_id
+    RatingLedger.objects.bulk_create(rows)
+    Rating.objects.bulk_update(
+        locked, ["elo", "mu", "sigma", "games", "wins", "last_played_at", "last_match", "updated_at"]
+    )
+    transaction.on_commit(lambda: leaderboard_cache_invalidate(ladder_id=ladder.pk))
+    return rows
+
+
+@dataclass
+class _Running:
+    rating: elo.SeatRating
+    games: int = 0
+    wins: int = 0
+    last_played_at: datetime | None = None
+    last_match_id: int | None = None
+
+
+@dataclass
+class RecomputeReport:
+    matches: int = 0
+    ledger_rows: int = 0
+    ledger_mismatches: list[str] = field(default_factory=list)
+    rating_differences: list[str] = field(default_factory=list)
+    ratings_written: int = 0
+
+    @property
+    def identical(self) -> bool:
+        return not self.ledger_mismatches and not self.rating_differences
+
+
+_FIELDS = ("elo", "mu", "sigma", "games", "wins", "last_played_at", "last_match_id")
+
+
+def ratings_recompute(*, write: bool = True) -> RecomputeReport:
+    """Rebuild every rating from the ledger (in ledger order, with each ladder's parameters) and compare
+    with the stored table. Ledger rows whose before/after values the rebuild does not reproduce are
+    reported; with `write`, rating rows that differ are overwritten with the rebuilt values."""
+    report = RecomputeReport()
+    ladders = {ladder.pk: ladder for ladder in Ladder.objects.all()}
+    running: dict[tuple[int, int], _Running] = {}
+    groups: dict[int, list[RatingLedger]] = {}
+    for row in RatingLedger.objects.order_by("id").iterator(chunk_size=2000):
+        groups.setdefault(row.match_id, []).append(row)  # dicts keep first-seen (ledger) order
+    for match_id, rows in groups.items():
+        rows.sort(key=lambda r: r.seat)
+        ladder = ladders[rows[0].ladder_id]
+        params = ladder.params
+        states = [running.setdefault((ladder.pk, r.bot_id), _Running(elo.initial(params))) for r in rows]
+        after = elo.rate_match([s.rating for s in states], [r.rank for r in rows], params)
+        for row, state, new in zip(rows, states, after, strict=True):
+            expected = (state.rating.elo, new.elo, state.rating.mu, new.mu, state.rating.sigma, new.sigma)
+            stored = (
+                row.elo_before,
+                row.elo_after,
+                row.mu_before,
+                row.mu_after,
+                row.sigma_before,
+                row.sigma_after,
+            )
+            if expected != stored:
+                report.ledger_mismatches.append(
+                    f"match {match_id} bot {row.bot_id}: ledger {stored} != rebuilt {expected}"
+                )
+            state.rating = new
+            state.games += 1
+            state.wins += 1 if row.rank == 1 else 0
+            state.last_played_at = row.created_at
+            state.last_match_id = match_id
+        report.matches += 1
+        report.ledger_rows += len(rows)
+    with transaction.atomic():
+        stored_rows = list(Rating.objects.select_for_update().order_by("id"))
+        changed = []
+        for rating in stored_rows:
+            ladder = ladders[rating.ladder_id]
+            state = running.pop((rating.ladder_id, rating.bot_id), None) or _Running(
+                elo.initial(ladder.params)
+            )
+            rebuilt = {
+                "elo": state.rating.elo,
+                "mu": state.rating.mu,
+                "sigma": state.rating.sigma,
+                "games": state.games,
+                "wins": state.wins,
+                "last_played_at": state.last_played_at,
+                "last_match_id": state.last_match_id,
+            }
+            diffs = [
+                f"{name} {getattr(rating, name)!r} -> {rebuilt[name]!r}"
+                for name in _FIELDS
+                if getattr(rating, name) != rebuilt[name]
+            ]
+            if diffs:
+                report.rating_differences.append(
+                    f"ladder {rating.ladder_id} bot {rating.bot_id}: " + ", ".join(diffs)
+                )
+                for name, value in rebuilt.items():
+                    setattr(rating, name, value)
+                changed.append(rating)
+        missing = []
+        for (ladder_id, bot_id), state in running.items():
+            report.rating_differences.append(f"ladder {ladder_id} bot {bot_id}: rating row missing")
+            missing.append(
+                Rating(
+                    ladder_id=ladder_id,
+                    bot_id=bot_id,
+                    elo=state.rating.elo,
+                    mu=state.rating.mu,
+                    sigma=state.rating.sigma,
+                    games=state.games,
+                    wins=state.wins,
+                    last_played_at=state.last_played_at,
+                    last_match_id=state.last_match_id,
+                )
+            )
+        if write:
+            if changed:
+                Rating.objects.bulk_update(changed, [*_FIELDS[:-1], "last_match"])
+            if missing:
+                Rating.objects.bulk_create(missing)
+            report.ratings_written = len(changed) + len(missing)
+            for ladder_id in {r.ladder_id for r in changed} | {r.ladder_id for r in missing}:
+                transaction.on_commit(lambda lid=ladder_id: leaderboard_cache_invalidate(ladder_id=lid))
+    return report

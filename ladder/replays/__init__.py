@@ -1,0 +1,1 @@
+"""Replays: the referee's match record stored compressed, and frames re-simulated by the engine."""

@@ -1,0 +1,82 @@
+"""Replay endpoints: the referee's record, one frame, or a run of frames, re-simulated by the engine as a
+seat or as the spectator. Layer: API (thin); hidden-information rules live in `replays.selectors`."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import permissions, serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ladder.core.api import parse_query
+from ladder.replays import selectors
+
+
+class SeatQuerySerializer(serializers.Serializer):
+    seat = serializers.IntegerField(required=False, min_value=0, max_value=15)
+
+
+class FramesQuerySerializer(SeatQuerySerializer):
+    start = serializers.IntegerField(required=False, min_value=0, default=0)
+    count = serializers.IntegerField(
+        required=False, min_value=1, max_value=selectors.MAX_FRAMES_PER_REQUEST, default=50
+    )
+
+
+class ReplayRecordApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(responses=dict, description="The referee's match record (format caravanserai-match/1).")
+    def get(self, request: Request, match_id: int) -> Response:
+        try:
+            record = selectors.replay_record(match_id=match_id)
+        except selectors.ReplayUnavailable as exc:
+            raise NotFound(str(exc)) from exc
+        return Response(record.to_json())
+
+
+class ReplayFrameApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("seat", int, description="a seat's view; omit for the spectator")],
+        responses=dict,
+    )
+    def get(self, request: Request, match_id: int, step: int) -> Response:
+        query = parse_query(SeatQuerySerializer, request)
+        try:
+            return Response(selectors.replay_frame(match_id=match_id, step=step, seat=query.get("seat")))
+        except selectors.ReplayUnavailable as exc:
+            raise NotFound(str(exc)) from exc
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+
+
+class ReplayFramesApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("seat", int, description="a seat's view; omit for the spectator"),
+            OpenApiParameter("start", int),
+            OpenApiParameter("count", int),
+        ],
+        responses=dict,
+    )
+    def get(self, request: Request, match_id: int) -> Response:
+        query = parse_query(FramesQuerySerializer, request)
+        try:
+            return Response(
+                selectors.replay_frames(
+                    match_id=match_id,
+                    start=query.get("start", 0),
+                    count=query.get("count", 50),
+                    seat=query.get("seat"),
+                )
+            )
+        except selectors.ReplayUnavailable as exc:
+            raise NotFound(str(exc)) from exc
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc

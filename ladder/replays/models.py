@@ -1,0 +1,37 @@
+"""Replay model: one per finished match, the referee's `MatchRecord` JSON compressed with zlib.
+
+Layer: data only. The record (game id, options, seed, seats, action log, state hashes, result, faults) is
+the replay: frames are re-simulated from it by the engine, never stored.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from django.db import models
+
+from engine_service.referee import MatchRecord
+
+
+class Replay(models.Model):
+    match = models.OneToOneField("matches.Match", on_delete=models.CASCADE, related_name="replay")
+    format = models.CharField(max_length=40)
+    data = models.BinaryField(help_text="zlib-compressed MatchRecord JSON")
+    sha256 = models.CharField(max_length=64, help_text="sha256 of the uncompressed record JSON")
+    steps = models.PositiveIntegerField()
+    final_hash = models.CharField(max_length=64, blank=True, default="")
+    raw_size = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"replay of match {self.match_id} ({self.steps} steps)"
+
+    def record_text(self) -> str:
+        return zlib.decompress(bytes(self.data)).decode()
+
+    def record(self) -> MatchRecord:
+        return MatchRecord.loads(self.record_text())
+
+    @property
+    def compressed_size(self) -> int:
+        return len(bytes(self.data))

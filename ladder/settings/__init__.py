@@ -1,0 +1,1 @@
+"""Settings package: `base` (environment-driven, the default) and `test` (the suite)."""

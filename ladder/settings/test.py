@@ -1,0 +1,22 @@
+"""Settings for the test suite: the base settings with fast password hashing, a per-process SQLite file
+(so real threads share one database), a per-process cache prefix on Redis, and generous throttles (the
+throttling tests lower them explicitly)."""
+
+from __future__ import annotations
+
+import os
+
+from ladder.settings.base import *  # noqa: F403
+from ladder.settings.base import CACHES, DATABASES, REST_FRAMEWORK, VAR_DIR
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+DEBUG = False
+
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-ladder-{os.getpid()}.sqlite3")}
+
+CACHES["default"]["KEY_PREFIX"] = f"ladder-test-{os.getpid()}"
+
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"auth": "1000/min", "writes": "1000/min"}
+LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}

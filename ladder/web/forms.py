@@ -1,0 +1,27 @@
+"""Forms of the web pages. They only shape input; the services validate and write."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+
+from engine_service.games import list_games
+from ladder.bots.services import MAX_CONCURRENT_LIMIT
+
+
+def game_choices() -> list[tuple[str, str]]:
+    return [(spec.game_id, f"{spec.name} ({spec.game_id})") for spec in list_games()]
+
+
+class BotForm(forms.Form):
+    name = forms.CharField(max_length=40, help_text="Letters, digits, space and -_. (unique on the ladder).")
+    games = forms.MultipleChoiceField(choices=game_choices, widget=forms.CheckboxSelectMultiple)
+    description = forms.CharField(max_length=2000, required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    max_concurrent = forms.IntegerField(
+        min_value=1, max_value=MAX_CONCURRENT_LIMIT, initial=1, help_text="Matches this bot may play at once."
+    )
+
+
+class SignupForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)

@@ -1,0 +1,23 @@
+"""URLs of the web pages."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from ladder.web import views
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("ladders/<slug:slug>/", views.leaderboard, name="leaderboard"),
+    path("bots/new/", views.bot_new, name="bot-new"),
+    path("bots/<int:bot_id>/", views.bot_detail, name="bot"),
+    path("bots/<int:bot_id>/edit/", views.bot_edit, name="bot-edit"),
+    path("bots/<int:bot_id>/<str:action>/", views.bot_action, name="bot-action"),
+    path("me/bots/", views.my_bots, name="my-bots"),
+    path("matches/", views.match_index, name="matches"),
+    path("matches/<int:match_id>/", views.match_detail, name="match"),
+    path("login/", views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("signup/", views.signup, name="signup"),
+]
