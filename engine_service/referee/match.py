@@ -86,6 +86,7 @@ def run_match(
             opponents=[n for j, n in enumerate(names) if j != i],
             decision_seconds=time_control.decision_seconds,
             time_bank_seconds=time_control.time_bank_seconds,
+            max_faults=time_control.max_faults,
         )
         for i in range(num_players)
     ]

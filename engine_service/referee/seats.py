@@ -39,6 +39,7 @@ class MatchInfo:
     opponents: list[str]
     decision_seconds: float
     time_bank_seconds: float
+    max_faults: int = 3
 
 
 @dataclass

@@ -1,0 +1,145 @@
+"""The `Bot` base class and the typed values a bot sees (no gRPC types leak into a bot's code)."""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("caravanserai_bot")
+
+
+@dataclass(frozen=True)
+class LegalAction:
+    """One legal action: answer with its `id`."""
+
+    id: str
+    kind: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    decision_seconds: float
+    time_bank_seconds: float
+    max_faults: int
+
+
+@dataclass(frozen=True)
+class Match:
+    """A match the bot is seated in."""
+
+    match_id: str
+    game_id: str
+    num_players: int
+    seat: int
+    opponents: tuple[str, ...]
+    options: dict[str, Any]
+    time_control: TimeControl
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class Request:
+    """One decision to make: the seat's observation, the legal actions, and the clock."""
+
+    match: Match | None
+    match_id: str
+    request_id: str
+    step: int
+    observation: dict[str, Any]
+    legal_actions: tuple[LegalAction, ...]
+    time_limit_seconds: float
+    time_bank_seconds: float
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault the server recorded against this bot, with a reason its owner can act on."""
+
+    seat: int
+    step: int
+    kind: str  # timeout | illegal | malformed | disconnect | crash | resign
+    reason: str
+    action_id: str = ""
+    fallback_action_id: str = ""
+    forfeit: bool = False
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    match_id: str
+    seat: int
+    scores: tuple[int, ...]
+    ranks: tuple[int, ...]
+    forfeits: tuple[int, ...]
+    reason: str
+    faults: tuple[Fault, ...]
+    result: dict[str, Any]
+
+    @property
+    def rank(self) -> int:
+        return self.ranks[self.seat] if self.seat < len(self.ranks) else 0
+
+
+@dataclass(frozen=True)
+class ServerError:
+    """A message the server refused (`status` is the gRPC status name); `fatal` ends the stream."""
+
+    status: str
+    reason: str
+    message: str
+    match_id: str = ""
+    request_id: str = ""
+    fatal: bool = False
+
+
+class Bot(ABC):
+    """Subclass and implement `decide`. Override the `on_*` hooks to follow matches.
+
+    `decide` runs in a worker thread, one call per open decision; with `max_concurrent_matches > 1` calls for
+    different matches may overlap, so keep per-match state keyed by `match_id` (see `choose`).
+    """
+
+    name: str = "bot"
+    version: str = "0"
+    games: Sequence[str] = ()  # empty: every game the bot is registered for
+    max_concurrent_matches: int = 1
+
+    @abstractmethod
+    def decide(self, observation: dict[str, Any], legal_actions: Sequence[LegalAction]) -> str:
+        """Return the id of one of `legal_actions`."""
+
+    def choose(self, request: Request) -> str:
+        """The full request (match, step, clock); by default calls `decide(observation, legal_actions)`."""
+        return self.decide(request.observation, request.legal_actions)
+
+    def on_match_start(self, match: Match) -> None:
+        log.info(
+            "match %s started: %s seat %d vs %s",
+            match.match_id,
+            match.game_id,
+            match.seat,
+            ", ".join(match.opponents),
+        )
+
+    def on_match_end(self, match: Match | None, result: MatchResult) -> None:
+        log.info(
+            "match %s ended: rank %d scores %s (%s)",
+            result.match_id,
+            result.rank,
+            list(result.scores),
+            result.reason,
+        )
+        for fault in result.faults:
+            log.warning(
+                "match %s fault at step %d: %s: %s", result.match_id, fault.step, fault.kind, fault.reason
+            )
+
+    def on_fault(self, match_id: str, fault: Fault) -> None:
+        log.warning("match %s step %d: %s fault: %s", match_id, fault.step, fault.kind, fault.reason)
+
+    def on_error(self, error: ServerError) -> None:
+        log.warning("server refused a message (%s %s): %s", error.status, error.reason, error.message)

@@ -1,0 +1,11 @@
+"""The engine gateway: holds bots' gRPC streams and relays decision requests from match workers to them.
+
+Layer: I/O at the edge of the engine service (grpc.aio). It authenticates bots (behind `auth.TokenVerifier`),
+records sessions in the registry (which gateway holds which bot), and serves the internal relay that the
+worker-side `RemoteSeat` calls. It never runs a match loop (that is the referee's, in workers), never imports
+Django at module level (only `django_auth` does, lazily), and holds no game rules.
+
+Modules: `protocol` (generated stubs and conversions), `config` (environment), `auth`, `registry`, `hub`
+(sessions and relay logic as plain async code), `servicers` (thin gRPC adapters), `server` (entry point,
+health, reflection), `remote_seat` (the referee's seat in a worker process), `local` (local test runner).
+"""

@@ -1,0 +1,110 @@
+"""Gateway configuration from environment variables, each with a documented default.
+
+Layer: gateway plumbing. Reads the environment only; no I/O beyond that.
+
+| Variable | Default | Meaning |
+|---|---|---|
+| CARAVANSERAI_GATEWAY_ADDR | 0.0.0.0:50051 | where bots connect (public) |
+| CARAVANSERAI_RELAY_ADDR | 127.0.0.1:50052 | where workers call the relay (internal) |
+| CARAVANSERAI_RELAY_ADVERTISE | the relay address | the relay address workers are told (registry) |
+| CARAVANSERAI_GATEWAY_AUTH | django | `django` (ladder bot records) or `file:PATH` (JSON dev tokens) |
+| REDIS_URL | unset | Redis session registry; unset: SQLite file |
+| CARAVANSERAI_REGISTRY_PATH | var/gateway-registry.sqlite3 | the embedded registry (project root) |
+| CARAVANSERAI_REGISTRY_PREFIX | cvs:gw | Redis key prefix |
+| CARAVANSERAI_GATEWAY_MAX_MESSAGE_BYTES | 4194304 | largest message accepted from a bot |
+| CARAVANSERAI_GATEWAY_MAX_SESSIONS_PER_BOT | 4 | streams per bot over all gateways |
+| CARAVANSERAI_GATEWAY_MAX_MATCHES_PER_STREAM | 16 | matches at once on one stream |
+| CARAVANSERAI_GATEWAY_HELLO_TIMEOUT | 10 | seconds to wait for Hello |
+| CARAVANSERAI_GATEWAY_HEARTBEAT | 2 | seconds between registry heartbeats |
+| CARAVANSERAI_GATEWAY_SESSION_TTL | 10 | seconds after which a silent gateway's sessions are stale |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+# HTTP/2 keepalive: the SDKs ping every 20 s without calls; the server tolerates pings every 5 s or more and
+# pings idle clients every 30 s itself, dropping those that do not answer within 10 s.
+MIN_CLIENT_PING_INTERVAL_MS = 5_000
+SERVER_KEEPALIVE_TIME_MS = 30_000
+SERVER_KEEPALIVE_TIMEOUT_MS = 10_000
+
+
+class ConfigError(ValueError):
+    """A malformed environment variable; the message names it and what is expected."""
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number of seconds, not {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, not {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    bot_address: str = "0.0.0.0:50051"
+    relay_address: str = "127.0.0.1:50052"
+    relay_advertise: str = ""
+    auth: str = "django"
+    redis_url: str | None = None
+    registry_path: Path = field(default_factory=lambda: PROJECT_ROOT / "var" / "gateway-registry.sqlite3")
+    registry_prefix: str = "cvs:gw"
+    max_message_bytes: int = 4 * 1024 * 1024
+    max_sessions_per_bot: int = 4
+    max_matches_per_stream: int = 16
+    hello_timeout: float = 10.0
+    heartbeat: float = 2.0
+    session_ttl: float = 10.0
+
+    @property
+    def advertised_relay(self) -> str:
+        return self.relay_advertise or self.relay_address
+
+    def with_(self, **changes: object) -> GatewayConfig:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @staticmethod
+    def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
+        env = os.environ if env is None else env
+        return GatewayConfig(
+            bot_address=env.get("CARAVANSERAI_GATEWAY_ADDR") or "0.0.0.0:50051",
+            relay_address=env.get("CARAVANSERAI_RELAY_ADDR") or "127.0.0.1:50052",
+            relay_advertise=env.get("CARAVANSERAI_RELAY_ADVERTISE") or "",
+            auth=env.get("CARAVANSERAI_GATEWAY_AUTH") or "django",
+            redis_url=env.get("REDIS_URL") or None,
+            registry_path=Path(
+                env.get("CARAVANSERAI_REGISTRY_PATH") or PROJECT_ROOT / "var" / "gateway-registry.sqlite3"
+            ),
+            registry_prefix=env.get("CARAVANSERAI_REGISTRY_PREFIX") or "cvs:gw",
+            max_message_bytes=_int(env, "CARAVANSERAI_GATEWAY_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, 1024),
+            max_sessions_per_bot=_int(env, "CARAVANSERAI_GATEWAY_MAX_SESSIONS_PER_BOT", 4),
+            max_matches_per_stream=_int(env, "CARAVANSERAI_GATEWAY_MAX_MATCHES_PER_STREAM", 16),
+            hello_timeout=_float(env, "CARAVANSERAI_GATEWAY_HELLO_TIMEOUT", 10.0),
+            heartbeat=_float(env, "CARAVANSERAI_GATEWAY_HEARTBEAT", 2.0),
+            session_ttl=_float(env, "CARAVANSERAI_GATEWAY_SESSION_TTL", 10.0),
+        )

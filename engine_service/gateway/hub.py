@@ -1,0 +1,564 @@
+"""The gateway's sessions and relay logic as plain asyncio code: what the thin gRPC servicers call.
+
+Layer: gateway core. It holds the open bot streams (`Session`), checks every message a bot sends (a bot can
+only answer its own open requests, only for seats its stream holds), forwards relay calls from workers to
+the right stream and waits for the answer under the deadline, and keeps the session registry current
+(register, match counts, heartbeat, unregister; revocations polled from it). It runs no match loop and no
+game rules, and it never blocks the event loop (registry calls go through `asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+
+import grpc
+
+from engine_service.gateway.auth import BotIdentity, TokenVerifier
+from engine_service.gateway.config import MIN_CLIENT_PING_INTERVAL_MS, GatewayConfig
+from engine_service.gateway.protocol import bot_pb2, now_ms, relay_pb2
+from engine_service.gateway.registry import SessionInfo, SessionRegistry, sessions_for_bot
+
+log = logging.getLogger("caravanserai.gateway")
+
+Writer = Callable[[bot_pb2.ServerMessage], Awaitable[None]]
+
+
+class Refusal(Exception):
+    """A refused bot message: a gRPC status code, a protocol `ErrorReason` and a message for the owner."""
+
+    def __init__(self, code: grpc.StatusCode, reason: int, message: str, *, fatal: bool = True) -> None:
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.fatal = fatal
+        super().__init__(f"{code.name}: {message}")
+
+    def to_error(self, *, match_id: str = "", request_id: str = "") -> bot_pb2.ServerMessage:
+        return bot_pb2.ServerMessage(
+            error=bot_pb2.Error(
+                status_code=self.code.value[0],
+                reason=self.reason,  # type: ignore[arg-type]
+                message=self.message,
+                match_id=match_id,
+                request_id=request_id,
+                fatal=self.fatal,
+            )
+        )
+
+
+class SendFailed(Exception):
+    """The bot's stream could not take a message (it is closing)."""
+
+
+@dataclass
+class Answer:
+    outcome: int
+    action_id: str = ""
+    detail: str = ""
+    gateway_shutdown: bool = False
+
+
+@dataclass
+class Pending:
+    match_id: str
+    request_id: str
+    seat: int
+    legal: frozenset[str]
+    fallback: str
+    future: asyncio.Future[Answer]
+
+
+@dataclass
+class MatchSlot:
+    game_id: str
+    seats: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Close:
+    code: grpc.StatusCode
+    details: str
+    gateway_shutdown: bool = False
+
+
+class Session:
+    """One bot stream: its identity, capacity, matches, open requests and a serialised writer."""
+
+    def __init__(
+        self,
+        session_id: str,
+        identity: BotIdentity,
+        games: tuple[str, ...],
+        capacity: int,
+        hello: bot_pb2.Hello,
+        writer: Writer,
+    ) -> None:
+        self.session_id = session_id
+        self.identity = identity
+        self.games = games
+        self.capacity = capacity
+        self.hello = hello
+        self.connected_at = time.time()
+        self.matches: dict[str, MatchSlot] = {}
+        self.pending: dict[str, Pending] = {}
+        self.resigned: set[str] = set()
+        self.closing: asyncio.Future[Close] = asyncio.get_running_loop().create_future()
+        self._writer = writer
+        self._lock = asyncio.Lock()
+
+    @property
+    def bot_id(self) -> str:
+        return self.identity.bot_id
+
+    async def send(self, message: bot_pb2.ServerMessage) -> None:
+        if self.closing.done():
+            raise SendFailed(self.closing.result().details)
+        async with self._lock:
+            try:
+                await self._writer(message)
+            except Exception as exc:
+                self.request_close(grpc.StatusCode.CANCELLED, f"write failed: {exc}")
+                raise SendFailed(str(exc)) from exc
+
+    def request_close(self, code: grpc.StatusCode, details: str, *, gateway_shutdown: bool = False) -> None:
+        if not self.closing.done():
+            self.closing.set_result(Close(code, details, gateway_shutdown))
+
+
+def _outcome_name(outcome: int) -> str:
+    return relay_pb2.Outcome.Name(outcome)  # type: ignore[arg-type]
+
+
+class Hub:
+    """All sessions of one gateway process, and the relay operations over them."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        verifier: TokenVerifier,
+        registry: SessionRegistry,
+        *,
+        known_games: Iterable[str],
+        gateway_id: str | None = None,
+    ) -> None:
+        self.config = config
+        self.verifier = verifier
+        self.registry = registry
+        self.known_games = tuple(known_games)
+        self.gateway_id = gateway_id or uuid.uuid4().hex[:12]
+        self.sessions: dict[str, Session] = {}
+        self.shutting_down = False
+        self._open_lock = asyncio.Lock()
+        self._loop = asyncio.get_running_loop()
+        self._revocation_cursor = -1
+        verifier.on_revoke(self._revoked_threadsafe)
+
+    # --- limits ----------------------------------------------------------------------------------------
+    def limits(self) -> bot_pb2.Limits:
+        return bot_pb2.Limits(
+            max_message_bytes=self.config.max_message_bytes,
+            max_sessions_per_bot=self.config.max_sessions_per_bot,
+            max_concurrent_matches=self.config.max_matches_per_stream,
+            hello_timeout_ms=int(self.config.hello_timeout * 1000),
+            min_keepalive_ping_interval_ms=MIN_CLIENT_PING_INTERVAL_MS,
+        )
+
+    # --- opening and closing streams -------------------------------------------------------------------
+    async def authenticate(self, token: str | None) -> BotIdentity:
+        unauth = bot_pb2.ERROR_REASON_UNAUTHENTICATED
+        if self.shutting_down:
+            raise Refusal(
+                grpc.StatusCode.UNAVAILABLE,
+                bot_pb2.ERROR_REASON_SHUTTING_DOWN,
+                "gateway shutting down; reconnect",
+            )
+        if not token:
+            raise Refusal(
+                grpc.StatusCode.UNAUTHENTICATED,
+                unauth,
+                "missing token: send metadata 'authorization: Bearer <token>'",
+            )
+        identity = await self.verifier.verify(token)
+        if identity is None:
+            raise Refusal(grpc.StatusCode.UNAUTHENTICATED, unauth, "unknown or revoked bot token")
+        return identity
+
+    async def open_session(self, identity: BotIdentity, hello: bot_pb2.Hello, writer: Writer) -> Session:
+        """Check the Hello against the bot's registration and the limits, register, send Welcome."""
+        unknown = [g for g in hello.games if g not in identity.games or g not in self.known_games]
+        if unknown:
+            allowed = sorted(set(identity.games) & set(self.known_games))
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                bot_pb2.ERROR_REASON_UNKNOWN_GAME,
+                f"games {unknown} are not registered for bot {identity.name!r} or not served here; "
+                f"allowed: {allowed}",
+            )
+        games = tuple(hello.games) or tuple(g for g in identity.games if g in self.known_games)
+        if not games:
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                bot_pb2.ERROR_REASON_UNKNOWN_GAME,
+                f"bot {identity.name!r} is registered for no game this gateway serves ({list(self.known_games)})",
+            )
+        wanted = hello.max_concurrent_matches or 1
+        capacity = max(1, min(wanted, identity.max_concurrent, self.config.max_matches_per_stream))
+        async with self._open_lock:
+            existing = await asyncio.to_thread(sessions_for_bot, self.registry, identity.bot_id)
+            count = len(
+                {s.session_id for s in existing} | {s.session_id for s in self._local(identity.bot_id)}
+            )
+            if count >= self.config.max_sessions_per_bot:
+                raise Refusal(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    bot_pb2.ERROR_REASON_TOO_MANY_SESSIONS,
+                    f"bot {identity.name!r} already holds {count} stream(s); the limit is "
+                    f"{self.config.max_sessions_per_bot} per bot",
+                )
+            session = Session(uuid.uuid4().hex, identity, games, capacity, hello, writer)
+            self.sessions[session.session_id] = session
+            now = time.time()
+            await asyncio.to_thread(
+                self.registry.register,
+                SessionInfo(
+                    session_id=session.session_id,
+                    bot_id=identity.bot_id,
+                    bot_name=identity.name,
+                    gateway_id=self.gateway_id,
+                    relay_address=self.config.advertised_relay,
+                    games=games,
+                    capacity=capacity,
+                    matches=0,
+                    connected_at=now,
+                    heartbeat_at=now,
+                ),
+            )
+        log.info(
+            "session %s opened: bot %s (%s) games=%s capacity=%d",
+            session.session_id,
+            identity.bot_id,
+            identity.name,
+            games,
+            capacity,
+        )
+        await session.send(
+            bot_pb2.ServerMessage(
+                welcome=bot_pb2.Welcome(
+                    session_id=session.session_id,
+                    bot_id=identity.bot_id,
+                    bot_name=identity.name,
+                    games=games,
+                    max_concurrent_matches=capacity,
+                    limits=self.limits(),
+                    server_time_unix_ms=now_ms(),
+                    gateway_id=self.gateway_id,
+                )
+            )
+        )
+        return session
+
+    def _local(self, bot_id: str) -> list[Session]:
+        return [s for s in self.sessions.values() if s.bot_id == bot_id]
+
+    async def close_session(self, session: Session) -> None:
+        """Forget a stream: answer its open requests as disconnected and remove it from the registry."""
+        session.request_close(grpc.StatusCode.CANCELLED, "stream ended")
+        close = session.closing.result()
+        if self.sessions.pop(session.session_id, None) is None:
+            return
+        for pending in list(session.pending.values()):
+            if not pending.future.done():
+                pending.future.set_result(
+                    Answer(
+                        relay_pb2.OUTCOME_DISCONNECTED,
+                        detail=f"the bot's stream ended ({close.code.name}: {close.details})",
+                        gateway_shutdown=close.gateway_shutdown,
+                    )
+                )
+        session.pending.clear()
+        log.info("session %s closed: %s %s", session.session_id, close.code.name, close.details)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self.registry.unregister, session.session_id)
+
+    # --- messages from bots ----------------------------------------------------------------------------
+    async def handle(self, session: Session, message: bot_pb2.BotMessage) -> None:
+        """One message from a bot. A refused message gets an `Error` (the stream stays open)."""
+        kind = message.WhichOneof("message")
+        try:
+            if kind == "decision":
+                self._on_decision(session, message.decision)
+            elif kind == "ping":
+                await session.send(
+                    bot_pb2.ServerMessage(
+                        pong=bot_pb2.Pong(nonce=message.ping.nonce, server_time_unix_ms=now_ms())
+                    )
+                )
+            elif kind == "resign":
+                self._on_resign(session, message.resign)
+            elif kind == "hello":
+                raise Refusal(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    bot_pb2.ERROR_REASON_HELLO_EXPECTED,
+                    "Hello was already received on this stream",
+                    fatal=False,
+                )
+            else:
+                raise Refusal(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    bot_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                    "empty BotMessage: set one of hello, decision, ping, resign",
+                    fatal=False,
+                )
+        except Refusal as refusal:
+            ids = {}
+            if kind == "decision":
+                ids = {"match_id": message.decision.match_id, "request_id": message.decision.request_id}
+            elif kind == "resign":
+                ids = {"match_id": message.resign.match_id}
+            log.info("session %s: refused %s: %s", session.session_id, kind, refusal)
+            with contextlib.suppress(SendFailed):
+                await session.send(refusal.to_error(**ids))
+
+    def _on_decision(self, session: Session, decision: bot_pb2.Decision) -> None:
+        pending = session.pending.get(decision.request_id)
+        if pending is None or (decision.match_id and decision.match_id != pending.match_id):
+            if decision.match_id not in session.matches or self._owned_elsewhere(
+                session, decision.request_id
+            ):
+                raise Refusal(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    bot_pb2.ERROR_REASON_NOT_YOUR_SEAT,
+                    f"request {decision.request_id!r} of match {decision.match_id!r} is not for a seat this "
+                    "stream holds",
+                    fatal=False,
+                )
+            raise Refusal(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                bot_pb2.ERROR_REASON_STALE_REQUEST,
+                f"request {decision.request_id!r} is not open (already answered, timed out, or never sent)",
+                fatal=False,
+            )
+        del session.pending[decision.request_id]
+        if pending.future.done():
+            return
+        if not decision.action_id:
+            pending.future.set_result(
+                Answer(
+                    relay_pb2.OUTCOME_MALFORMED, detail=f"empty action id for request {decision.request_id!r}"
+                )
+            )
+            self._notify(session, pending, "malformed", "empty action id")
+            return
+        pending.future.set_result(Answer(relay_pb2.OUTCOME_OK, action_id=decision.action_id))
+        if decision.action_id not in pending.legal:
+            self._notify(
+                session,
+                pending,
+                "illegal",
+                f"action {decision.action_id!r} is not among the {len(pending.legal)} legal actions",
+                action_id=decision.action_id,
+            )
+
+    def _owned_elsewhere(self, session: Session, request_id: str) -> bool:
+        return any(request_id in other.pending for other in self.sessions.values() if other is not session)
+
+    def _on_resign(self, session: Session, resign: bot_pb2.Resign) -> None:
+        if resign.match_id not in session.matches:
+            raise Refusal(
+                grpc.StatusCode.PERMISSION_DENIED,
+                bot_pb2.ERROR_REASON_NOT_YOUR_SEAT,
+                f"match {resign.match_id!r} is not played on this stream",
+                fatal=False,
+            )
+        session.resigned.add(resign.match_id)
+        reason = resign.reason or "no reason given"
+        for request_id, pending in list(session.pending.items()):
+            if pending.match_id == resign.match_id:
+                del session.pending[request_id]
+                if not pending.future.done():
+                    pending.future.set_result(
+                        Answer(relay_pb2.OUTCOME_RESIGNED, detail=f"resigned: {reason}")
+                    )
+
+    def _notify(
+        self, session: Session, pending: Pending, kind: str, reason: str, action_id: str = ""
+    ) -> None:
+        from engine_service.gateway.protocol import FAULT_KINDS
+
+        notice = bot_pb2.ServerMessage(
+            fault_notice=bot_pb2.FaultNotice(
+                match_id=pending.match_id,
+                request_id=pending.request_id,
+                fault=bot_pb2.Fault(
+                    seat=pending.seat,
+                    step=int(pending.request_id.rsplit(":", 1)[-1]) if ":" in pending.request_id else 0,
+                    kind=FAULT_KINDS[kind],
+                    reason=reason,
+                    action_id=action_id,
+                    fallback_action_id=pending.fallback,
+                ),
+            )
+        )
+        task = asyncio.ensure_future(self._send_quietly(session, notice))
+        task.add_done_callback(lambda t: t.exception())
+
+    async def _send_quietly(self, session: Session, message: bot_pb2.ServerMessage) -> None:
+        with contextlib.suppress(SendFailed):
+            await session.send(message)
+
+    # --- relay operations (called by workers) ----------------------------------------------------------
+    async def start_match(self, session_id: str, match: bot_pb2.MatchStarted) -> relay_pb2.StartMatchResponse:
+        def reply(outcome: int, detail: str = "") -> relay_pb2.StartMatchResponse:
+            return relay_pb2.StartMatchResponse(outcome=outcome, detail=detail, gateway_id=self.gateway_id)  # type: ignore[arg-type]
+
+        session = self.sessions.get(session_id)
+        if session is None or session.closing.done():
+            return reply(
+                relay_pb2.OUTCOME_NO_SESSION, f"no session {session_id} on gateway {self.gateway_id}"
+            )
+        if match.game_id not in session.games:
+            return reply(
+                relay_pb2.OUTCOME_WRONG_GAME, f"the session plays {list(session.games)}, not {match.game_id}"
+            )
+        slot = session.matches.get(match.match_id)
+        if slot is None:
+            if len(session.matches) >= session.capacity:
+                return reply(
+                    relay_pb2.OUTCOME_AT_CAPACITY, f"the session plays {session.capacity} match(es) already"
+                )
+            slot = session.matches[match.match_id] = MatchSlot(match.game_id)
+        slot.seats.add(match.seat)
+        try:
+            await session.send(bot_pb2.ServerMessage(match_started=match))
+        except SendFailed as exc:
+            return reply(relay_pb2.OUTCOME_DISCONNECTED, f"the bot's stream is closing: {exc}")
+        await self._publish_matches(session)
+        return reply(relay_pb2.OUTCOME_OK)
+
+    async def decide(self, session_id: str, request: bot_pb2.DecisionRequest) -> relay_pb2.DecideResponse:
+        def reply(answer: Answer, seconds: float = 0.0) -> relay_pb2.DecideResponse:
+            return relay_pb2.DecideResponse(
+                outcome=answer.outcome,  # type: ignore[arg-type]
+                action_id=answer.action_id,
+                detail=answer.detail,
+                bot_seconds=seconds,
+                gateway_shutdown=answer.gateway_shutdown,
+                gateway_id=self.gateway_id,
+            )
+
+        session = self.sessions.get(session_id)
+        if session is None:
+            return reply(Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"no session {session_id} here"))
+        if request.match_id not in session.matches:
+            return reply(
+                Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"match {request.match_id} not started here")
+            )
+        if request.match_id in session.resigned:
+            return reply(Answer(relay_pb2.OUTCOME_RESIGNED, detail="the bot resigned this match"))
+        limit = request.time_limit_ms / 1000.0
+        request.deadline_unix_ms = now_ms() + request.time_limit_ms
+        future: asyncio.Future[Answer] = self._loop.create_future()
+        pending = Pending(
+            match_id=request.match_id,
+            request_id=request.request_id,
+            seat=request.seat,
+            legal=frozenset(a.id for a in request.legal_actions),
+            fallback=request.legal_actions[0].id if request.legal_actions else "",
+            future=future,
+        )
+        session.pending[request.request_id] = pending
+        started = self._loop.time()
+        try:
+            await session.send(bot_pb2.ServerMessage(decision_request=request))
+            answer = await asyncio.wait_for(future, timeout=limit)
+        except SendFailed as exc:
+            answer = (
+                future.result() if future.done() else Answer(relay_pb2.OUTCOME_DISCONNECTED, detail=str(exc))
+            )
+        except TimeoutError:
+            answer = Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s")
+            self._notify(session, pending, "timeout", answer.detail)
+        finally:
+            if session.pending.get(request.request_id) is pending:
+                del session.pending[request.request_id]
+        return reply(answer, self._loop.time() - started)
+
+    async def end_match(self, session_id: str, ended: bot_pb2.MatchEnded) -> relay_pb2.EndMatchResponse:
+        session = self.sessions.get(session_id)
+        if session is None:
+            return relay_pb2.EndMatchResponse(outcome=relay_pb2.OUTCOME_NO_SESSION)
+        slot = session.matches.get(ended.match_id)
+        if slot is None:
+            return relay_pb2.EndMatchResponse(outcome=relay_pb2.OUTCOME_NO_SESSION)
+        slot.seats.discard(ended.seat)
+        if not slot.seats:
+            del session.matches[ended.match_id]
+            session.resigned.discard(ended.match_id)
+        with contextlib.suppress(SendFailed):
+            await session.send(bot_pb2.ServerMessage(match_ended=ended))
+        await self._publish_matches(session)
+        return relay_pb2.EndMatchResponse(outcome=relay_pb2.OUTCOME_OK)
+
+    async def _publish_matches(self, session: Session) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self.registry.set_matches, session.session_id, len(session.matches))
+
+    # --- revocation, heartbeat, shutdown --------------------------------------------------------------
+    def _revoked_threadsafe(self, bot_id: str) -> None:
+        self._loop.call_soon_threadsafe(self.revoke, bot_id)
+
+    def revoke(self, bot_id: str) -> None:
+        """Drop every stream of a bot at once (UNAUTHENTICATED)."""
+        for session in self._local(bot_id):
+            with contextlib.suppress(Exception):
+                session.request_close(grpc.StatusCode.UNAUTHENTICATED, "the bot's token was revoked")
+
+    async def heartbeat_loop(self) -> None:
+        """Refresh this gateway's sessions in the registry and apply revocations published there."""
+        next_beat = 0.0
+        while True:
+            try:
+                now = self._loop.time()
+                if now >= next_beat:
+                    await asyncio.to_thread(
+                        self.registry.heartbeat,
+                        self.gateway_id,
+                        self.config.advertised_relay,
+                        list(self.sessions),
+                    )
+                    next_beat = now + self.config.heartbeat
+                revoked, self._revocation_cursor = await asyncio.to_thread(
+                    self.registry.revocations_since, self._revocation_cursor
+                )
+                for bot_id in revoked:
+                    self.revoke(bot_id)
+            except Exception:
+                log.exception("registry heartbeat failed")
+            await asyncio.sleep(min(0.5, self.config.heartbeat))
+
+    async def shutdown(self) -> None:
+        """Close every stream with UNAVAILABLE (reconnect elsewhere) and leave the registry."""
+        self.shutting_down = True
+        refusal = Refusal(
+            grpc.StatusCode.UNAVAILABLE,
+            bot_pb2.ERROR_REASON_SHUTTING_DOWN,
+            "gateway shutting down; reconnect",
+        )
+        for session in list(self.sessions.values()):
+            with contextlib.suppress(SendFailed):
+                await asyncio.wait_for(session.send(refusal.to_error()), 1.0)
+            session.request_close(grpc.StatusCode.UNAVAILABLE, refusal.message, gateway_shutdown=True)
+        for session in list(self.sessions.values()):
+            await self.close_session(session)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self.registry.drop_gateway, gateway_id=self.gateway_id)
+
+
+def outcome_name(outcome: int) -> str:
+    return _outcome_name(outcome)

@@ -1,0 +1,377 @@
+"""The session registry: which gateway holds which bot's streams, with what capacity, playing how many matches.
+
+Layer: gateway state shared between processes. Gateways write it (register, heartbeat, match counts,
+unregister); workers' remote seats and matchmaking read it. Two backends behind one interface, same code
+paths: `RedisRegistry` when REDIS_URL is set, `SqliteRegistry` (a file under var/, no server) otherwise.
+Liveness is by heartbeat: a gateway refreshes its sessions every few seconds, and readers ignore sessions
+of gateways silent for longer than the TTL, so a killed gateway's sessions vanish by themselves.
+It also carries bot revocations between processes (the ladder publishes, gateways poll).
+Synchronous on purpose (workers are synchronous); the gateway calls it through `asyncio.to_thread`.
+It must not import gRPC or Django.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One bot stream on one gateway."""
+
+    session_id: str
+    bot_id: str
+    bot_name: str
+    gateway_id: str
+    relay_address: str
+    games: tuple[str, ...]
+    capacity: int
+    matches: int
+    connected_at: float
+    heartbeat_at: float
+
+    @property
+    def free(self) -> int:
+        return max(0, self.capacity - self.matches)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "bot_id": self.bot_id,
+            "bot_name": self.bot_name,
+            "gateway_id": self.gateway_id,
+            "relay_address": self.relay_address,
+            "games": list(self.games),
+            "capacity": self.capacity,
+            "matches": self.matches,
+            "connected_at": self.connected_at,
+            "heartbeat_at": self.heartbeat_at,
+        }
+
+
+@dataclass(frozen=True)
+class OnlineBot:
+    """A bot as matchmaking sees it: every live session summed."""
+
+    bot_id: str
+    bot_name: str
+    games: tuple[str, ...]
+    capacity: int
+    matches: int
+    sessions: tuple[SessionInfo, ...] = field(default=())
+
+    @property
+    def free(self) -> int:
+        return max(0, self.capacity - self.matches)
+
+    @property
+    def gateways(self) -> tuple[str, ...]:
+        return tuple(sorted({s.relay_address for s in self.sessions}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bot_id": self.bot_id,
+            "bot_name": self.bot_name,
+            "games": list(self.games),
+            "capacity": self.capacity,
+            "matches": self.matches,
+            "free": self.free,
+            "gateways": list(self.gateways),
+            "sessions": [s.to_json() for s in self.sessions],
+        }
+
+
+class SessionRegistry(Protocol):
+    ttl: float
+
+    def register(self, session: SessionInfo) -> None: ...
+    def unregister(self, session_id: str) -> None: ...
+    def set_matches(self, session_id: str, matches: int) -> None: ...
+    def heartbeat(self, gateway_id: str, relay_address: str, session_ids: list[str]) -> None: ...
+    def drop_gateway(self, *, gateway_id: str | None = None, relay_address: str | None = None) -> None: ...
+    def live_gateways(self) -> dict[str, str]: ...
+    def sessions(self) -> list[SessionInfo]: ...
+    def publish_revocation(self, bot_id: str) -> None: ...
+    def revocations_since(self, cursor: int) -> tuple[list[str], int]: ...
+    def close(self) -> None: ...
+
+
+def sessions_for_bot(registry: SessionRegistry, bot_id: str, game_id: str | None = None) -> list[SessionInfo]:
+    """Live sessions of a bot (playing `game_id` if given), most free capacity first."""
+    found = [s for s in registry.sessions() if s.bot_id == bot_id and (game_id is None or game_id in s.games)]
+    return sorted(found, key=lambda s: (-s.free, s.connected_at))
+
+
+def online_bots(registry: SessionRegistry, game_id: str | None = None) -> list[OnlineBot]:
+    """For matchmaking: every connected bot with its games, capacity, matches in progress and gateways."""
+    by_bot: dict[str, list[SessionInfo]] = {}
+    for s in registry.sessions():
+        if game_id is None or game_id in s.games:
+            by_bot.setdefault(s.bot_id, []).append(s)
+    bots = []
+    for bot_id, sessions in sorted(by_bot.items()):
+        games = sorted({g for s in sessions for g in s.games})
+        bots.append(
+            OnlineBot(
+                bot_id=bot_id,
+                bot_name=sessions[0].bot_name,
+                games=tuple(games),
+                capacity=sum(s.capacity for s in sessions),
+                matches=sum(s.matches for s in sessions),
+                sessions=tuple(sorted(sessions, key=lambda s: s.connected_at)),
+            )
+        )
+    return bots
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS gateways (
+    gateway_id TEXT PRIMARY KEY, relay_address TEXT NOT NULL, heartbeat_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL, gateway_id TEXT NOT NULL,
+    relay_address TEXT NOT NULL, games TEXT NOT NULL, capacity INTEGER NOT NULL, matches INTEGER NOT NULL,
+    connected_at REAL NOT NULL, heartbeat_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS sessions_bot ON sessions (bot_id);
+CREATE TABLE IF NOT EXISTS revocations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, bot_id TEXT NOT NULL, at REAL NOT NULL);
+"""
+
+
+class SqliteRegistry:
+    """The embedded default: one SQLite file (WAL) shared by every gateway and worker on this machine."""
+
+    def __init__(self, path: str | Path, *, ttl: float = 10.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.ttl = ttl
+        self._local = threading.local()
+        with self._conn() as conn:
+            conn.executescript(_SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=True)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def register(self, session: SessionInfo) -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                session.session_id,
+                session.bot_id,
+                session.bot_name,
+                session.gateway_id,
+                session.relay_address,
+                json.dumps(list(session.games)),
+                session.capacity,
+                session.matches,
+                session.connected_at,
+                session.heartbeat_at,
+            ),
+        )
+
+    def unregister(self, session_id: str) -> None:
+        self._conn().execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+
+    def set_matches(self, session_id: str, matches: int) -> None:
+        self._conn().execute("UPDATE sessions SET matches = ? WHERE session_id = ?", (matches, session_id))
+
+    def heartbeat(self, gateway_id: str, relay_address: str, session_ids: list[str]) -> None:
+        now = time.time()
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("INSERT OR REPLACE INTO gateways VALUES (?,?,?)", (gateway_id, relay_address, now))
+            conn.executemany(
+                "UPDATE sessions SET heartbeat_at = ? WHERE session_id = ? AND gateway_id = ?",
+                [(now, sid, gateway_id) for sid in session_ids],
+            )
+            conn.execute("DELETE FROM sessions WHERE heartbeat_at < ?", (now - 6 * self.ttl,))
+            conn.execute("DELETE FROM gateways WHERE heartbeat_at < ?", (now - 6 * self.ttl,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def drop_gateway(self, *, gateway_id: str | None = None, relay_address: str | None = None) -> None:
+        conn = self._conn()
+        if gateway_id is not None:
+            conn.execute("DELETE FROM sessions WHERE gateway_id = ?", (gateway_id,))
+            conn.execute("DELETE FROM gateways WHERE gateway_id = ?", (gateway_id,))
+        if relay_address is not None:
+            conn.execute("DELETE FROM sessions WHERE relay_address = ?", (relay_address,))
+            conn.execute("DELETE FROM gateways WHERE relay_address = ?", (relay_address,))
+
+    def live_gateways(self) -> dict[str, str]:
+        rows = self._conn().execute(
+            "SELECT gateway_id, relay_address FROM gateways WHERE heartbeat_at >= ?",
+            (time.time() - self.ttl,),
+        )
+        return dict(rows.fetchall())
+
+    def sessions(self) -> list[SessionInfo]:
+        rows = self._conn().execute(
+            "SELECT session_id, bot_id, bot_name, gateway_id, relay_address, games, capacity, matches, "
+            "connected_at, heartbeat_at FROM sessions WHERE heartbeat_at >= ?",
+            (time.time() - self.ttl,),
+        )
+        return [
+            SessionInfo(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7], r[8], r[9])
+            for r in rows.fetchall()
+        ]
+
+    def publish_revocation(self, bot_id: str) -> None:
+        self._conn().execute("INSERT INTO revocations (bot_id, at) VALUES (?, ?)", (bot_id, time.time()))
+
+    def revocations_since(self, cursor: int) -> tuple[list[str], int]:
+        """Bot ids revoked after `cursor` (-1: none, just return the current cursor)."""
+        conn = self._conn()
+        if cursor < 0:
+            row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM revocations").fetchone()
+            return [], int(row[0])
+        rows = conn.execute(
+            "SELECT id, bot_id FROM revocations WHERE id > ? ORDER BY id", (cursor,)
+        ).fetchall()
+        return [r[1] for r in rows], (int(rows[-1][0]) if rows else cursor)
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+class RedisRegistry:
+    """Sessions as Redis hashes with a TTL refreshed by the heartbeat; sets index them by bot."""
+
+    def __init__(self, url: str, *, prefix: str = "cvs:gw", ttl: float = 10.0) -> None:
+        import redis
+
+        self.client = redis.Redis.from_url(url, decode_responses=True)
+        self.prefix = prefix
+        self.ttl = ttl
+
+    def _k(self, *parts: str) -> str:
+        return ":".join((self.prefix, *parts))
+
+    def _ttl_ms(self) -> int:
+        return int(self.ttl * 1000)
+
+    def register(self, session: SessionInfo) -> None:
+        data = session.to_json()
+        data["games"] = json.dumps(data["games"])
+        pipe = self.client.pipeline()
+        pipe.hset(self._k("s", session.session_id), mapping=data)
+        pipe.pexpire(self._k("s", session.session_id), self._ttl_ms())
+        pipe.sadd(self._k("sessions"), session.session_id)
+        pipe.sadd(self._k("gw", session.gateway_id), session.session_id)
+        pipe.execute()
+
+    def unregister(self, session_id: str) -> None:
+        gateway_id = self.client.hget(self._k("s", session_id), "gateway_id")
+        pipe = self.client.pipeline()
+        pipe.delete(self._k("s", session_id))
+        pipe.srem(self._k("sessions"), session_id)
+        if gateway_id:
+            pipe.srem(self._k("gw", str(gateway_id)), session_id)
+        pipe.execute()
+
+    def set_matches(self, session_id: str, matches: int) -> None:
+        key = self._k("s", session_id)
+        if self.client.exists(key):
+            self.client.hset(key, "matches", matches)
+
+    def heartbeat(self, gateway_id: str, relay_address: str, session_ids: list[str]) -> None:
+        now = time.time()
+        pipe = self.client.pipeline()
+        pipe.hset(self._k("gateways"), gateway_id, json.dumps([relay_address, now]))
+        for sid in session_ids:
+            pipe.hset(self._k("s", sid), "heartbeat_at", now)
+            pipe.pexpire(self._k("s", sid), self._ttl_ms())
+        pipe.execute()
+
+    def drop_gateway(self, *, gateway_id: str | None = None, relay_address: str | None = None) -> None:
+        gateways = {k: json.loads(v) for k, v in self.client.hgetall(self._k("gateways")).items()}
+        doomed = {g for g, (addr, _) in gateways.items() if g == gateway_id or addr == relay_address}
+        if gateway_id:
+            doomed.add(gateway_id)
+        for g in doomed:
+            for sid in self.client.smembers(self._k("gw", g)):
+                self.unregister(str(sid))
+            self.client.delete(self._k("gw", g))
+            self.client.hdel(self._k("gateways"), g)
+        if relay_address is not None:
+            for s in self.sessions():
+                if s.relay_address == relay_address:
+                    self.unregister(s.session_id)
+
+    def live_gateways(self) -> dict[str, str]:
+        cutoff = time.time() - self.ttl
+        live = {}
+        for g, raw in self.client.hgetall(self._k("gateways")).items():
+            address, at = json.loads(raw)
+            if at >= cutoff:
+                live[g] = address
+        return live
+
+    def sessions(self) -> list[SessionInfo]:
+        ids = sorted(self.client.smembers(self._k("sessions")))
+        if not ids:
+            return []
+        pipe = self.client.pipeline()
+        for sid in ids:
+            pipe.hgetall(self._k("s", sid))
+        cutoff = time.time() - self.ttl
+        found, gone = [], []
+        for sid, data in zip(ids, pipe.execute(), strict=True):
+            if not data:
+                gone.append(sid)
+                continue
+            info = SessionInfo(
+                session_id=data["session_id"],
+                bot_id=data["bot_id"],
+                bot_name=data["bot_name"],
+                gateway_id=data["gateway_id"],
+                relay_address=data["relay_address"],
+                games=tuple(json.loads(data["games"])),
+                capacity=int(data["capacity"]),
+                matches=int(data["matches"]),
+                connected_at=float(data["connected_at"]),
+                heartbeat_at=float(data["heartbeat_at"]),
+            )
+            if info.heartbeat_at >= cutoff:
+                found.append(info)
+        if gone:
+            self.client.srem(self._k("sessions"), *gone)
+        return found
+
+    def publish_revocation(self, bot_id: str) -> None:
+        self.client.rpush(self._k("revocations"), bot_id)
+
+    def revocations_since(self, cursor: int) -> tuple[list[str], int]:
+        length = int(self.client.llen(self._k("revocations")))
+        if cursor < 0:
+            return [], length
+        if length <= cursor:
+            return [], length
+        return [str(b) for b in self.client.lrange(self._k("revocations"), cursor, length - 1)], length
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def open_registry(*, redis_url: str | None, path: str | Path, prefix: str = "cvs:gw", ttl: float = 10.0):  # type: ignore[no-untyped-def]
+    """Redis when a URL is given, else the SQLite file at `path`."""
+    if redis_url:
+        return RedisRegistry(redis_url, prefix=prefix, ttl=ttl)
+    return SqliteRegistry(path, ttl=ttl)

@@ -1,0 +1,296 @@
+"""The engine gateway process: the public bot server and the internal relay server, with health and reflection.
+
+Layer: gateway entry point (`python -m engine_service.gateway.server`). It wires configuration, the token
+verifier, the session registry and the hub into two grpc.aio servers: bots connect to the bot address
+(public), workers call the relay address (internal). Both serve grpc.health.v1 and server reflection, so
+`grpcurl` and other generic clients can explore them. It holds no match loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Iterable
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from engine_service.gateway.auth import InMemoryVerifier, TokenVerifier
+from engine_service.gateway.config import (
+    MIN_CLIENT_PING_INTERVAL_MS,
+    SERVER_KEEPALIVE_TIME_MS,
+    SERVER_KEEPALIVE_TIMEOUT_MS,
+    GatewayConfig,
+)
+from engine_service.gateway.hub import Hub
+from engine_service.gateway.protocol import BOT_SERVICE, RELAY_SERVICE, relay_pb2_grpc
+from engine_service.gateway.registry import SessionRegistry, open_registry
+from engine_service.gateway.servicers import BotServicer, RelayServicer, bot_service_handler
+
+log = logging.getLogger("caravanserai.gateway")
+
+RELAY_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+def bot_server_options(config: GatewayConfig) -> list[tuple[str, int]]:
+    return [
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", RELAY_MAX_MESSAGE_BYTES),
+        ("grpc.keepalive_time_ms", SERVER_KEEPALIVE_TIME_MS),
+        ("grpc.keepalive_timeout_ms", SERVER_KEEPALIVE_TIMEOUT_MS),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", MIN_CLIENT_PING_INTERVAL_MS),
+        ("grpc.http2.min_ping_interval_without_data_ms", MIN_CLIENT_PING_INTERVAL_MS),
+        ("grpc.http2.max_ping_strikes", 2),
+        ("grpc.so_reuseport", 0),
+    ]
+
+
+def relay_server_options() -> list[tuple[str, int]]:
+    return [
+        ("grpc.max_receive_message_length", RELAY_MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", RELAY_MAX_MESSAGE_BYTES),
+        ("grpc.so_reuseport", 0),
+    ]
+
+
+def _health_and_reflection(server: grpc.aio.Server, services: Iterable[str]) -> health.HealthServicer:
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [*services, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name]
+    for name in ["", *services]:
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection([*names, reflection.SERVICE_NAME], server)
+    return health_servicer
+
+
+def build_verifier(config: GatewayConfig) -> TokenVerifier:
+    if config.auth.startswith("file:"):
+        return InMemoryVerifier.from_file(config.auth[len("file:") :])
+    if config.auth == "django":
+        from engine_service.gateway.django_auth import DjangoVerifier
+
+        return DjangoVerifier()
+    raise ValueError(f"CARAVANSERAI_GATEWAY_AUTH must be 'django' or 'file:PATH', not {config.auth!r}")
+
+
+class Gateway:
+    """One gateway: hub, bot server, relay server, heartbeat. `start()` binds; `stop()` closes streams."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        verifier: TokenVerifier,
+        registry: SessionRegistry | None = None,
+        *,
+        known_games: Iterable[str] | None = None,
+    ) -> None:
+        from engine_service.games import list_games
+
+        self.config = config
+        self.verifier = verifier
+        self.registry = registry or open_registry(
+            redis_url=config.redis_url,
+            path=config.registry_path,
+            prefix=config.registry_prefix,
+            ttl=config.session_ttl,
+        )
+        self.known_games = (
+            tuple(known_games) if known_games is not None else tuple(s.game_id for s in list_games())
+        )
+        self.hub: Hub | None = None
+        self.bot_port = 0
+        self.relay_port = 0
+        self._servers: list[grpc.aio.Server] = []
+        self._health: list[health.HealthServicer] = []
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        bot_server = grpc.aio.server(options=bot_server_options(self.config))
+        relay_server = grpc.aio.server(options=relay_server_options())
+        self.bot_port = bot_server.add_insecure_port(self.config.bot_address)
+        self.relay_port = relay_server.add_insecure_port(self.config.relay_address)
+        if not self.bot_port or not self.relay_port:
+            raise OSError(f"cannot bind {self.config.bot_address} / {self.config.relay_address}")
+        if self.config.relay_address.endswith(":0"):  # tests: advertise the port actually bound
+            host = self.config.relay_address.rsplit(":", 1)[0]
+            self.config = self.config.with_(relay_address=f"{host}:{self.relay_port}")
+        await asyncio.to_thread(self.registry.drop_gateway, relay_address=self.config.advertised_relay)
+        hub = self.hub = Hub(self.config, self.verifier, self.registry, known_games=self.known_games)
+        bot_server.add_generic_rpc_handlers([bot_service_handler(BotServicer(hub))])
+        relay_pb2_grpc.add_RelayServiceServicer_to_server(RelayServicer(hub), relay_server)
+        self._health = [
+            _health_and_reflection(bot_server, [BOT_SERVICE]),
+            _health_and_reflection(relay_server, [RELAY_SERVICE]),
+        ]
+        await bot_server.start()
+        await relay_server.start()
+        self._servers = [bot_server, relay_server]
+        await asyncio.to_thread(self.registry.heartbeat, hub.gateway_id, self.config.advertised_relay, [])
+        self._heartbeat = asyncio.create_task(hub.heartbeat_loop())
+        log.info(
+            "gateway %s: bots on %s (port %d), relay on %s (port %d)",
+            hub.gateway_id,
+            self.config.bot_address,
+            self.bot_port,
+            self.config.advertised_relay,
+            self.relay_port,
+        )
+
+    async def stop(self, grace: float = 1.0) -> None:
+        for servicer in self._health:
+            servicer.enter_graceful_shutdown()
+        if self.hub is not None:
+            await self.hub.shutdown()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+        await asyncio.gather(*(server.stop(grace) for server in self._servers))
+        self._servers = []
+
+    async def wait(self) -> None:
+        if self._servers:
+            await self._servers[0].wait_for_termination()
+
+
+class GatewayThread:
+    """A gateway running on its own event loop in a background thread (tests, the local runner, benches)."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        verifier: TokenVerifier,
+        registry: SessionRegistry | None = None,
+        **kwargs: object,
+    ) -> None:
+        self.config = config
+        self.verifier = verifier
+        self.registry = registry
+        self.kwargs = kwargs
+        self.gateway: Gateway | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._stopped: asyncio.Event | None = None
+
+    def start(self) -> GatewayThread:
+        self._thread = threading.Thread(target=self._run, name="gateway", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def _run(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        try:
+            self.loop.run_until_complete(self._main())
+        finally:
+            self.loop.close()
+
+    async def _main(self) -> None:
+        self._stopped = asyncio.Event()
+        try:
+            self.gateway = Gateway(self.config, self.verifier, self.registry, **self.kwargs)  # type: ignore[arg-type]
+            await self.gateway.start()
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        await self._stopped.wait()
+
+    @property
+    def hub(self) -> Hub:
+        assert self.gateway is not None and self.gateway.hub is not None
+        return self.gateway.hub
+
+    @property
+    def bot_target(self) -> str:
+        assert self.gateway is not None
+        return f"127.0.0.1:{self.gateway.bot_port}"
+
+    @property
+    def relay_target(self) -> str:
+        assert self.gateway is not None
+        return self.gateway.config.advertised_relay
+
+    def call(self, coro):  # type: ignore[no-untyped-def]
+        """Run a coroutine on the gateway's loop and wait for its result."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
+
+    def stop(self, grace: float = 0.5) -> None:
+        if self.gateway is None or self.loop is None or self._thread is None:
+            return
+        gateway, stopped = self.gateway, self._stopped
+        assert stopped is not None
+
+        async def _stop() -> None:
+            await gateway.stop(grace)
+            stopped.set()
+
+        with contextlib.suppress(RuntimeError):
+            asyncio.run_coroutine_threadsafe(_stop(), self.loop).result(30)
+        self._thread.join(30)
+
+
+async def serve(config: GatewayConfig) -> None:
+    gateway = Gateway(config, build_verifier(config))
+    await gateway.start()
+    assert gateway.hub is not None
+    ready = {
+        "gateway_id": gateway.hub.gateway_id,
+        "bot_port": gateway.bot_port,
+        "relay_address": gateway.config.advertised_relay,
+    }
+    print(f"READY {json.dumps(ready)}", flush=True)  # one machine-readable line for supervisors and tests
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("gateway stopping: closing bot streams with UNAVAILABLE")
+    await gateway.stop(grace=2.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Run a Caravanserai engine gateway (see config.py for env vars)."
+    )
+    parser.add_argument("--bot-address", help="override CARAVANSERAI_GATEWAY_ADDR")
+    parser.add_argument("--relay-address", help="override CARAVANSERAI_RELAY_ADDR")
+    parser.add_argument("--auth", help="override CARAVANSERAI_GATEWAY_AUTH (django or file:PATH)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = GatewayConfig.from_env()
+    changes = {
+        k: v
+        for k, v in {
+            "bot_address": args.bot_address,
+            "relay_address": args.relay_address,
+            "auth": args.auth,
+        }.items()
+        if v
+    }
+    config = config.with_(**changes)
+    try:
+        asyncio.run(serve(config))
+    except (OSError, ValueError) as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

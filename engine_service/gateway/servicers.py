@@ -1,0 +1,149 @@
+"""Thin gRPC servicers over the hub: the bot stream (`BotService.Connect`) and the internal relay.
+
+Layer: gateway edge. Each method translates gRPC (metadata, streams, statuses) to `Hub` calls and back; the
+logic lives in `hub`. Undecodable bytes from a bot become a `Malformed` value (not a crash in the gRPC
+core), so the bot gets INVALID_ARGUMENT with the decoder's message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from engine_service.gateway.auth import token_from_metadata
+from engine_service.gateway.hub import Hub, Refusal, SendFailed, Session
+from engine_service.gateway.protocol import BOT_SERVICE, bot_pb2, relay_pb2, relay_pb2_grpc
+
+log = logging.getLogger("caravanserai.gateway")
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """Bytes from a bot that are not a `BotMessage`."""
+
+    size: int
+    error: str
+
+
+def decode_bot_message(data: bytes) -> bot_pb2.BotMessage | Malformed:
+    message = bot_pb2.BotMessage()
+    try:
+        message.ParseFromString(data)
+    except DecodeError as exc:
+        return Malformed(len(data), str(exc) or "not a BotMessage")
+    return message
+
+
+class BotServicer:
+    """`caravanserai.bot.v1.BotService`: one long-lived stream per bot connection."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+
+    async def Connect(
+        self,
+        request_iterator: AsyncIterator[bot_pb2.BotMessage | Malformed],
+        context: grpc.aio.ServicerContext,
+    ) -> None:
+        hub = self.hub
+        try:
+            identity = await hub.authenticate(token_from_metadata(context.invocation_metadata()))
+        except Refusal as refusal:
+            await context.abort(refusal.code, refusal.message)
+        messages = request_iterator.__aiter__()
+        try:
+            first = await asyncio.wait_for(anext(messages), hub.config.hello_timeout)
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no Hello within {hub.config.hello_timeout:g}s of connecting",
+            )
+        except StopAsyncIteration:
+            return
+        if isinstance(first, Malformed):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"malformed message ({first.size} bytes): {first.error}"
+            )
+        if first.WhichOneof("message") != "hello":
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"the first message must be Hello, not {first.WhichOneof('message') or 'an empty message'}",
+            )
+        try:
+            session = await hub.open_session(identity, first.hello, context.write)
+        except Refusal as refusal:
+            with contextlib.suppress(Exception):
+                await context.write(refusal.to_error())
+            await context.abort(refusal.code, refusal.message)
+        except SendFailed:
+            return
+        reader = asyncio.create_task(self._read(messages, session))
+        try:
+            close = await session.closing
+        finally:
+            reader.cancel()
+            await hub.close_session(session)
+        if close.code not in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
+            await context.abort(close.code, close.details)
+
+    async def _read(self, messages: AsyncIterator[bot_pb2.BotMessage | Malformed], session: Session) -> None:
+        try:
+            async for message in messages:
+                if isinstance(message, Malformed):
+                    refusal = Refusal(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        bot_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+                        f"malformed message ({message.size} bytes): {message.error}",
+                    )
+                    with contextlib.suppress(SendFailed):
+                        await session.send(refusal.to_error())
+                    session.request_close(refusal.code, refusal.message)
+                    return
+                await self.hub.handle(session, message)
+            session.request_close(grpc.StatusCode.OK, "the bot closed its stream")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            session.request_close(grpc.StatusCode.CANCELLED, f"stream failed: {exc}")
+
+
+def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:
+    """The BotService handler with the tolerant decoder (the generated one would crash on garbage bytes)."""
+    return grpc.method_handlers_generic_handler(
+        BOT_SERVICE,
+        {
+            "Connect": grpc.stream_stream_rpc_method_handler(
+                servicer.Connect,
+                request_deserializer=decode_bot_message,
+                response_serializer=bot_pb2.ServerMessage.SerializeToString,
+            )
+        },
+    )
+
+
+class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
+    """`caravanserai.relay.v1.RelayService`: what workers' remote seats call."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+
+    async def StartMatch(
+        self, request: relay_pb2.StartMatchRequest, context: grpc.aio.ServicerContext
+    ) -> relay_pb2.StartMatchResponse:
+        return await self.hub.start_match(request.session_id, request.match)
+
+    async def Decide(
+        self, request: relay_pb2.DecideRequest, context: grpc.aio.ServicerContext
+    ) -> relay_pb2.DecideResponse:
+        return await self.hub.decide(request.session_id, request.request)
+
+    async def EndMatch(
+        self, request: relay_pb2.EndMatchRequest, context: grpc.aio.ServicerContext
+    ) -> relay_pb2.EndMatchResponse:
+        return await self.hub.end_match(request.session_id, request.ended)
