@@ -1,0 +1,10 @@
+"""Game-neutral building blocks shared by the Marco Polo family of games (Voyages today, Marco Polo II next).
+
+Pure: no Django, no I/O, no RNG of their own (a caller passes its `ChanceRng` where chance is needed).
+Nothing here knows a particular game's data: games pass their tables in.
+
+- `resources`: resource bundles (coins, camels, goods, points as counts) and paying/gaining them.
+- `dice`: dice tokens, dice placement on action spaces, the occupancy fee and the colour-once rule.
+- `routemap`: a map of nodes and routes with extra costs, and every distinct outcome of a walk on it.
+- `cardrow`: a face-up row that slides left when cards are taken, and face-down piles drawn from the top.
+"""

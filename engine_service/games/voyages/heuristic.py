@@ -1,0 +1,125 @@
+"""The Voyages of Marco Polo's position evaluation for the house bots (greedy, mcts), in victory points.
+
+Pure: reads a state, changes nothing it was given, no RNG. It judges a seat only from what that seat may
+know: its own goal cards and public facts (it is called on states sampled from the seat's observation, so
+other seats' goals there are random guesses and are never used).
+
+The value is the seat's points plus what its holdings are worth in points: coins, camels and goods fade
+toward their final-scoring rate as the game advances; contracts in hand count by how much of their cost is
+already held; posts count for goal cards, small-city income still to come and city-card access; dice not
+yet placed this round count as actions still to take. A pending choice of the seat itself (a bazaar column,
+a route, contracts to take, ...) is resolved greedily first, so a placement is judged by its best outcome.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine_service.games.common.dice import value_of
+from engine_service.games.voyages.scoring import MOST_CONTRACTS_VP, beijing_vp, goal_points
+from engine_service.games.voyages.tables import (
+    BEIJING,
+    CITY_BONUSES,
+    CONTRACTS,
+    GOALS,
+    GOODS,
+    LARGE_CITIES,
+    SMALL_CITIES,
+)
+
+if TYPE_CHECKING:
+    from engine_service.games.voyages.rules import VoyagesState
+
+CHAIN_DEPTH = 6
+BONUS_VALUE = {"A": 1.6, "B": 1.3, "C": 1.8, "D": 1.8, "E": 1.5, "F": 3.0}
+POST_VALUE = 1.0
+DIE_VALUE = 1.3
+DIE_PIP = 0.15
+
+
+def evaluate(state: VoyagesState, seat: int) -> float:
+    """The seat's prospects in points (its own pending choices resolved greedily first)."""
+    if state.is_over():
+        return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
+    depth = 0
+    current = state
+    while depth < CHAIN_DEPTH and current.pending and int(current.pending[0]["seat"]) == seat:
+        if current.is_over():
+            break
+        actions = current.legal_actions(seat)
+        if not actions:
+            break
+        best_value = float("-inf")
+        best_state = None
+        for action in actions:
+            trial = current.clone()
+            trial.apply(seat, action.id)
+            value = static_value(trial, seat)
+            if value > best_value:
+                best_value, best_state = value, trial
+        assert best_state is not None
+        current = best_state
+        depth += 1
+    return static_value(current, seat)
+
+
+def static_value(state: VoyagesState, seat: int) -> float:
+    if state.is_over():
+        return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
+    res = state.res[seat]
+    rounds_left = max(0, 5 - state.round)  # full rounds after this one
+    progress = min(1.0, max(0.0, (state.round - 1) / 5.0))
+    late = 1.0 - progress
+    value = float(res["vp"])
+    posts = state.posts[seat]
+    in_beijing = BEIJING in posts
+
+    value += res["coins"] * (0.1 + 0.22 * late)
+    value += res["camels"] * (0.05 + 0.4 * late)
+    goods = sum(res[g] for g in GOODS)
+    value += goods * ((0.5 if in_beijing else 0.0) + 0.75 * late)
+
+    # contracts in hand, by the share of their cost already held
+    for cid in state.active[seat]:
+        contract = CONTRACTS[cid]
+        cost = contract["cost"]
+        need = sum(cost.values())
+        have = sum(min(res.get(k, 0), v) for k, v in cost.items())
+        reward_vp = contract["reward"]["vp"] + 1.5
+        value += reward_vp * (have / need) * (0.35 + 0.4 * late)
+    # the most-contracts bonus
+    mine = len(state.done[seat])
+    best_other = max((len(state.done[s]) for s in range(state.num_players) if s != seat), default=0)
+    if mine > best_other:
+        value += MOST_CONTRACTS_VP * 0.8
+    elif mine == best_other:
+        value += MOST_CONTRACTS_VP * 0.5
+    else:
+        value += MOST_CONTRACTS_VP * 0.2 / (1 + best_other - mine)
+    value += 0.6 * mine * late
+
+    # posts: goal cards, small-city income still to come, card access, Beijing
+    cards, cities = goal_points(posts, state.goals[seat])
+    value += cards + cities
+    held = set(posts)
+    for g in state.goals[seat]:
+        got = sum(1 for c in GOALS[g]["cities"] if c in held)
+        if got == 1:
+            value += 0.35 * GOALS[g]["vp"] * late
+    for node in posts:
+        if node in SMALL_CITIES:
+            value += BONUS_VALUE[state.city_bonus[str(node)]] * rounds_left
+        elif node in LARGE_CITIES:
+            value += 1.5 * late
+        value += POST_VALUE * late
+    value += beijing_vp(state, seat)
+    if in_beijing:
+        value += 1.0
+    # dice still to place this round
+    for tok in state.dice[seat]:
+        pip = value_of(tok) or 5
+        value += DIE_VALUE + DIE_PIP * pip
+    return value
+
+
+__all__ = ["CITY_BONUSES", "evaluate", "static_value"]

@@ -1,0 +1,1384 @@
+"""The Voyages of Marco Polo's state and rules (`voyages-v1`). The package docstring is the spec.
+
+Pure: no Django, no gRPC, no clock, no global `random`; chance (setup shuffles, dice rolls) comes only from
+the state's own `ChanceRng`. The state is plain JSON data: every attribute listed in `_FIELDS`.
+
+Decision machinery: `pending` is a stack of effects (index 0 = the next to resolve). An automatic effect is
+resolved at once; a choice effect is offered to its seat as a finite list of actions (and resolved without
+asking when exactly one action is possible). With nothing pending during play, the seat whose turn it is
+gets the turn menu: bonus actions, one main action (a dice placement), and `end` once allowed. Effects
+never mutate their nested lists in place (they are replaced), so a shallow copy of each effect is a copy.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+from engine_service.games.base import Action, GameResult, GameState, JsonDict
+from engine_service.games.common import cardrow
+from engine_service.games.common.dice import (
+    COLOUR,
+    SpaceDef,
+    colour_used,
+    distinct_groups,
+    kind_of,
+    placement_fee,
+    remove_tokens,
+    roll,
+    value_of,
+)
+from engine_service.games.common.resources import can_afford, gain, max_times, pay
+from engine_service.games.rng import ChanceRng
+from engine_service.games.voyages.scoring import final_scores
+from engine_service.games.voyages.tables import (
+    BAZAAR,
+    BEIJING,
+    CARD_SLOTS,
+    CHARACTER_KEYS,
+    CITIES,
+    CITY_BONUSES,
+    CITY_CARDS,
+    CONTRACTS,
+    FIRST_GAME_CHARACTERS,
+    GOALS,
+    GOODS,
+    LARGE_CITIES,
+    NODE_BY_SLUG,
+    NODE_TYPE,
+    OASES,
+    OUTPOST_BONUSES,
+    REGULAR_CONTRACTS,
+    ROUTES,
+    SLUG,
+    SMALL_CITIES,
+    START_CONTRACTS,
+    TRAVEL_COST,
+    VENEZIA,
+)
+
+ROUNDS = 5
+STEP_CAP = 6000
+EVENTS_KEPT = 24
+START_CAMELS = 2
+START_COINS = 7
+COLOUR_DICE = 5
+POSTS = 9
+WILHELM_POSTS = 11
+PILE_SIZE = 6
+KHAN_SLOTS = 4
+RESOURCES = ("coins", "camels", "pepper", "silk", "gold", "vp")
+PRIVATE_FIELDS = ("goals", "goal_offers", "round_piles", "special")
+
+SPACES: dict[str, SpaceDef] = {
+    "coins5": SpaceDef("coins5", 1),
+    "camels": SpaceDef("camels", 1),
+    "pepper": SpaceDef("pepper", 1),
+    "silk": SpaceDef("silk", 2),
+    "gold": SpaceDef("gold", 3),
+    "contracts": SpaceDef("contracts", 1),
+    "travel": SpaceDef("travel", 2),
+}
+KHAN = SpaceDef("khan", 1, shared=True, fee=False)
+CARD_SPACE = SpaceDef("card", 1, shared=False)
+SLOT_INDEX = {slot: i for i, (slot, _city) in enumerate(CARD_SLOTS)}
+MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts", "travel")
+CHOICE_EFFECTS = frozenset(
+    {
+        "draft",
+        "keep_goals",
+        "comp",
+        "column",
+        "good",
+        "goods2",
+        "contract_full",
+        "pick",
+        "discard_old",
+        "space_bonus",
+        "travel",
+        "move",
+        "relocate",
+        "repeat",
+        "exchange",
+        "city_pick",
+        "city_loop",
+        "buy_moves",
+        "xian",
+    }
+)
+GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
+
+
+def _copy_effect(effect: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(effect)
+
+
+def _can_give(res: Mapping[str, int], give: Mapping[str, int]) -> bool:
+    """Exchange affordability: victory points may be given even below zero (the track starts at 50, D10)."""
+    return can_afford(res, {k: v for k, v in give.items() if k != "vp"})
+
+
+class VoyagesState(GameState):
+    """One game of The Voyages of Marco Polo. Everything mutable lives in plain JSON-able attributes."""
+
+    def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
+        super().__init__(num_players=num_players, options=options, rng=rng)
+        n = num_players
+        self.chars: list[str] = [""] * n
+        self.res: list[dict[str, int]] = [dict.fromkeys(RESOURCES, 0) for _ in range(n)]
+        self.dice: list[list[str]] = [[] for _ in range(n)]
+        self.posts: list[list[int]] = [[] for _ in range(n)]
+        self.posts_left: list[int] = [POSTS] * n
+        self.posts_placed: list[int] = [0] * n
+        self.figures: list[list[int]] = [[VENEZIA] for _ in range(n)]
+        self.active: list[list[int]] = [[] for _ in range(n)]
+        self.done: list[list[int]] = [[] for _ in range(n)]
+        self.goals: list[list[int]] = [[] for _ in range(n)]
+        self.goal_offers: list[list[int]] = [[] for _ in range(n)]
+        self.spaces: dict[str, list[list[Any]]] = {name: [] for name in SPACES}
+        self.khan: list[list[Any]] = []
+        self.cards: list[int] = []
+        self.card_used: list[int | None] = [None] * len(CARD_SLOTS)
+        self.outposts: dict[str, int] = {}
+        self.city_bonus: dict[str, str] = {}
+        self.board: list[int] = []
+        self.round_piles: list[list[int]] = []
+        self.special: list[int] = []
+        self.special_hidden = 0
+        self.black_left = 0
+        self.beijing: list[int | None] = [None] * 4
+        self.round = 0
+        self.start_player = 0
+        self.last_travel: int | None = None
+        self.turn_seat = 0
+        self.phase = "setup"  # setup | play | over
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn: list[int] = []
+        self.pending: list[dict[str, Any]] = []
+        self.draft_pool: list[str] = []
+        self.turns = 0
+        self.events: list[JsonDict] = []
+        self.end_reason: str | None = None
+        self.final: list[JsonDict] | None = None
+
+    # --- setup ------------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        n = self.num_players
+        rng = self.rng
+        letters = sorted(CITY_BONUSES)
+        homes = [CITY_BONUSES[letter]["home"] for letter in letters]
+        if self.options["random_city_bonuses"]:
+            rng.shuffle(letters)
+        self.city_bonus = {str(home): letter for home, letter in zip(homes, letters, strict=True)}
+        outposts = sorted(OUTPOST_BONUSES)
+        rng.shuffle(outposts)
+        self.outposts = {str(city): outposts[i] for i, city in enumerate(LARGE_CITIES)}
+        cards = sorted(CITY_CARDS)
+        rng.shuffle(cards)
+        self.cards = cards[: len(CARD_SLOTS)]
+        regular = list(REGULAR_CONTRACTS)
+        rng.shuffle(regular)
+        piles = [regular[i * PILE_SIZE : (i + 1) * PILE_SIZE] for i in range(ROUNDS)]
+        self.special = regular[ROUNDS * PILE_SIZE :]
+        self.special_hidden = len(self.special)
+        self.board = piles[0]
+        self.round_piles = piles[1:]
+        starting = list(START_CONTRACTS)
+        rng.shuffle(starting)
+        for seat in range(n):
+            self.active[seat] = [starting[seat]]
+            self.res[seat]["coins"] = START_COINS + seat
+            self.res[seat]["camels"] = START_CAMELS
+        goals = sorted(GOALS)
+        rng.shuffle(goals)
+        per_seat = 4 if self.options["goal_draft"] else 2
+        for seat in range(n):
+            dealt = goals[seat * per_seat : (seat + 1) * per_seat]
+            if self.options["goal_draft"]:
+                self.goal_offers[seat] = sorted(dealt)
+            else:
+                self.goals[seat] = sorted(dealt)
+        # Neutral dice (never leave): 3 players one 1 on Khan's Favor; 2 players two 1s and one on 5 coins.
+        self.khan = [[-1, "n1"] for _ in range(4 - n)]
+        if n == 2:
+            self.spaces["coins5"] = [[-1, ["n1"]]]
+        mode = self.options["characters"]
+        effects: list[dict[str, Any]] = []
+        if mode == "first_game":
+            self.chars = list(FIRST_GAME_CHARACTERS[:n])
+        elif mode == "random":
+            keys = list(CHARACTER_KEYS)
+            rng.shuffle(keys)
+            self.chars = keys[:n]
+        else:
+            keys = list(CHARACTER_KEYS)
+            rng.shuffle(keys)
+            self.draft_pool = sorted(keys[: n + 1])
+            effects += [{"t": "draft", "seat": seat} for seat in reversed(range(n))]
+        if self.options["goal_draft"]:
+            effects += [{"t": "keep_goals", "seat": seat} for seat in range(n)]
+        effects.append({"t": "start_game", "seat": 0})
+        self._push(effects)
+        self._run()
+
+    def _start_game(self) -> None:
+        for seat, char in enumerate(self.chars):
+            if char == "kubilai":
+                self.figures[seat] = [BEIJING]
+                self.posts[seat] = [BEIJING]
+                self.posts_left[seat] = POSTS - 1
+                self.posts_placed[seat] = 1
+                self.beijing[0] = seat
+            elif char == "niccolo":
+                self.figures[seat] = [VENEZIA, VENEZIA]
+            elif char == "wilhelm":
+                self.posts_left[seat] = WILHELM_POSTS
+        self._log({"event": "setup", "characters": list(self.chars)})
+        self._start_round()
+
+    # --- small helpers ----------------------------------------------------------------------------------
+    def _log(self, event: JsonDict) -> None:
+        self.events.append({"round": self.round, **event})
+        if len(self.events) > EVENTS_KEPT:
+            del self.events[: len(self.events) - EVENTS_KEPT]
+
+    def _push(self, effects: Sequence[dict[str, Any]]) -> None:
+        self.pending[0:0] = list(effects)
+
+    def _order_from(self, first: int) -> list[int]:
+        return [(first + i) % self.num_players for i in range(self.num_players)]
+
+    def mercator_seats(self, actor: int) -> list[int]:
+        return [s for s in range(self.num_players) if s != actor and self.chars[s] == "mercator"]
+
+    def small_cities_of(self, seat: int) -> list[int]:
+        return [node for node in SMALL_CITIES if node in self.posts[seat]]
+
+    def _special_draw(self) -> int | None:
+        card = cardrow.draw_top(self.special)
+        if card is not None and self.special_hidden > 0:
+            self.special_hidden -= 1
+        return card
+
+    # --- rounds and turns -------------------------------------------------------------------------------
+    def _start_round(self) -> None:
+        self.round += 1
+        if self.round > 1 and self.last_travel is not None:
+            self.start_player = self.last_travel
+        self.last_travel = None
+        self.spaces = {name: [p for p in placed if p[0] == -1] for name, placed in self.spaces.items()}
+        self.khan = [p for p in self.khan if p[0] == -1]
+        self.card_used = [None] * len(CARD_SLOTS)
+        self.black_left = self.num_players + 1
+        for seat in range(self.num_players):
+            if self.chars[seat] == "raschid":
+                self.dice[seat] = ["c0"] * COLOUR_DICE
+            else:
+                self.dice[seat] = [roll(self.rng, COLOUR) for _ in range(COLOUR_DICE)]
+            if self.chars[seat] == "matteo":
+                self.dice[seat].append(roll(self.rng, "w"))
+            self.dice[seat].sort()
+        self._log({"event": "round", "start_player": self.start_player, "dice": [list(d) for d in self.dice]})
+        effects: list[dict[str, Any]] = []
+        for seat in self._order_from(self.start_player):
+            if self.chars[seat] != "raschid":
+                total = sum(value_of(t) for t in self.dice[seat])
+                if total < 15:
+                    effects.append({"t": "comp", "seat": seat, "n": 15 - total})
+            for node in self.small_cities_of(seat):
+                effects.append({"t": "city_bonus", "seat": seat, "letter": self.city_bonus[str(node)]})
+            char = self.chars[seat]
+            if char == "matteo":
+                effects.append({"t": "draw_contract", "seat": seat})
+            elif char == "niccolo":
+                effects.append({"t": "reward", "seat": seat, "r": {"camels": 1}})
+            elif char == "johannes":
+                effects.append({"t": "reward", "seat": seat, "r": {"coins": 3}})
+        self.phase = "play"
+        self.turn_seat = self.start_player
+        self._begin_turn()
+        self._push(effects)
+
+    def _begin_turn(self) -> None:
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn = []
+        if not self.board:
+            drawn = [c for c in (self._special_draw(), self._special_draw()) if c is not None]
+            self.board = drawn
+            self._log({"event": "special_to_board", "contracts": drawn})
+
+    def _end_turn(self) -> None:
+        self.turns += 1
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn = []
+        for offset in range(1, self.num_players + 1):
+            seat = (self.turn_seat + offset) % self.num_players
+            if self.dice[seat]:
+                self.turn_seat = seat
+                self._begin_turn()
+                return
+        self._end_round()
+
+    def _end_round(self) -> None:
+        cardrow.put_bottom(self.special, self.board)
+        self.board = []
+        self._log({"event": "round_end", "round": self.round})
+        if self.round >= ROUNDS:
+            self._finish("completed")
+            return
+        self.board = self.round_piles.pop(0)
+        self._start_round()
+
+    def _finish(self, reason: str) -> None:
+        breakdown = final_scores(self)
+        for seat, parts in enumerate(breakdown):
+            self.res[seat]["vp"] += int(parts["total"])
+        self.final = breakdown
+        self.phase = "over"
+        self.pending = []
+        self.end_reason = reason
+        self._log({"event": "game_end", "reason": reason})
+
+    # --- the decision loop ------------------------------------------------------------------------------
+    def current_seats(self) -> list[int]:
+        if self.phase == "over":
+            return []
+        if self.pending:
+            return [int(self.pending[0]["seat"])]
+        return [self.turn_seat]
+
+    def _legal_actions(self, seat: int) -> list[Action]:
+        if self.pending:
+            return self._effect_actions(self.pending[0])
+        return self._turn_actions(seat)
+
+    def _apply(self, seat: int, action: Action) -> None:
+        if self.pending:
+            self._resolve(self.pending[0], action)
+        else:
+            self._turn_apply(seat, action)
+        self._run()
+        if self.phase != "over" and self.step + 1 >= STEP_CAP:
+            self._finish("step_cap")
+
+    def _run(self) -> None:
+        """Resolve automatic effects and forced choices until a real decision (or the end) is reached."""
+        while self.phase != "over":
+            if self.pending:
+                effect = self.pending[0]
+                if effect["t"] not in CHOICE_EFFECTS:
+                    self.pending.pop(0)
+                    self._auto(effect)
+                    continue
+                actions = self._effect_actions(effect)
+                if not actions:
+                    self.pending.pop(0)
+                    continue
+                if len(actions) == 1:
+                    self._resolve(effect, actions[0])
+                    continue
+                return
+            if self.phase != "play":
+                return
+            seat = self.turn_seat
+            if self._only_end(seat):
+                self._end_turn()
+                continue
+            return
+
+    def _only_end(self, seat: int) -> bool:
+        if self.dice[seat]:
+            return False
+        if self.res[seat]["camels"] >= 3 and self.black_left > 0 and not self.black_bought:
+            return False
+        return not any(can_afford(self.res[seat], CONTRACTS[c]["cost"]) for c in self.active[seat])
+
+    # --- the turn menu ----------------------------------------------------------------------------------
+    def _turn_actions(self, seat: int) -> list[Action]:
+        dice = self.dice[seat]
+        res = self.res[seat]
+        actions: list[Action] = []
+        if self.main_done or not dice:
+            actions.append(Action("end", "end"))
+        distinct = sorted(set(dice))
+        for tok in distinct:
+            actions.append(Action(f"bag:{tok}", "bonus", {"bonus": "bag", "die": tok}))
+        for cid in self.active[seat]:
+            if can_afford(res, CONTRACTS[cid]["cost"]):
+                actions.append(Action(f"complete:{cid}", "bonus", {"bonus": "complete", "contract": cid}))
+        if res["camels"] >= 3 and self.black_left > 0 and not self.black_bought:
+            actions.append(Action("black", "bonus", {"bonus": "black_die", "camels": 3}))
+        for tok in distinct:
+            value = value_of(tok)
+            if value == 0:
+                continue
+            if res["camels"] >= 1:
+                actions.append(Action(f"reroll:{tok}", "bonus", {"bonus": "reroll", "die": tok, "camels": 1}))
+            if res["camels"] >= 2:
+                if value < 6:
+                    actions.append(
+                        Action(
+                            f"adjust:{tok}:+1", "bonus", {"bonus": "adjust", "die": tok, "by": 1, "camels": 2}
+                        )
+                    )
+                if value > 1:
+                    actions.append(
+                        Action(
+                            f"adjust:{tok}:-1",
+                            "bonus",
+                            {"bonus": "adjust", "die": tok, "by": -1, "camels": 2},
+                        )
+                    )
+        if not self.main_done and dice:
+            actions.extend(self._placements(seat))
+        return actions
+
+    def _turn_apply(self, seat: int, action: Action) -> None:
+        aid = action.id
+        res = self.res[seat]
+        if aid == "end":
+            self._end_turn()
+        elif aid == "black":
+            pay(res, {"camels": 3})
+            self.black_bought = True
+            self._take_black_die(seat)
+        elif aid.startswith("bag:"):
+            tok = str(action.details["die"])
+            remove_tokens(self.dice[seat], [tok])
+            gain(res, {"coins": 3})
+            self._log({"event": "bag", "seat": seat, "die": tok})
+        elif aid.startswith("complete:"):
+            self._complete(seat, int(action.details["contract"]))
+        elif aid.startswith("reroll:"):
+            tok = str(action.details["die"])
+            pay(res, {"camels": 1})
+            self._replace_die(seat, tok, roll(self.rng, kind_of(tok)))
+        elif aid.startswith("adjust:"):
+            tok = str(action.details["die"])
+            pay(res, {"camels": 2})
+            self._replace_die(seat, tok, f"{kind_of(tok)}{value_of(tok) + int(action.details['by'])}")
+        elif aid.startswith("place:"):
+            self._place(seat, action)
+        else:  # pragma: no cover - the menu only makes the ids above
+            raise AssertionError(aid)
+
+    def _replace_die(self, seat: int, old: str, new: str) -> None:
+        remove_tokens(self.dice[seat], [old])
+        self.dice[seat].append(new)
+        self.dice[seat].sort()
+        self._log({"event": "die", "seat": seat, "from": old, "to": new})
+
+    def _take_black_die(self, seat: int) -> None:
+        if self.black_left <= 0:
+            self._log({"event": "black_die_none_left", "seat": seat})
+            return
+        self.black_left -= 1
+        tok = "b0" if self.chars[seat] == "raschid" else roll(self.rng, "b")
+        self.dice[seat].append(tok)
+        self.dice[seat].sort()
+        self._log({"event": "black_die", "seat": seat, "die": tok})
+
+    def _complete(self, seat: int, cid: int) -> None:
+        contract = CONTRACTS[cid]
+        pay(self.res[seat], contract["cost"])
+        self.active[seat] = [c for c in self.active[seat] if c != cid]
+        self.done[seat] = [*self.done[seat], cid]
+        self._log({"event": "complete", "seat": seat, "contract": cid})
+        self._reward(seat, contract["reward"])
+
+    # --- dice placement (the main actions) --------------------------------------------------------------
+    def _placements(self, seat: int) -> list[Action]:
+        dice = self.dice[seat]
+        coins = self.res[seat]["coins"]
+        berke = self.chars[seat] == "berke"
+        actions: list[Action] = []
+        for name in MAIN_ORDER:
+            if name == "khan":
+                actions.extend(self._khan_placements(seat))
+                continue
+            space = SPACES[name]
+            if len(dice) < space.dice:
+                continue
+            placed = self.spaces[name]
+            blocked = colour_used(placed, seat)
+            for group in distinct_groups(dice, space.dice):
+                if blocked and any(kind_of(t) == COLOUR for t in group):
+                    continue
+                for chosen in self._value_choices(group, name):
+                    values = [value_of(t) or chosen for t in group]
+                    fee = placement_fee(space, bool(placed), values, exempt=berke)
+                    if fee is None or fee > coins:
+                        continue
+                    if not self._performable(seat, name, min(values), coins - fee):
+                        continue
+                    actions.append(self._place_action(name, group, chosen, fee, min(values)))
+        for slot, (slot_name, city) in enumerate(CARD_SLOTS):
+            if self.card_used[slot] is not None or city not in self.posts[seat]:
+                continue
+            if self.options["city_card_timing"] == "next_turn" and city in self.posts_this_turn:
+                continue
+            card = self.cards[slot]
+            for group in distinct_groups(dice, 1):
+                for chosen in self._value_choices(group, "card"):
+                    value = value_of(group[0]) or chosen
+                    if self._card_performable(seat, card, value, coins):
+                        actions.append(self._place_action(f"card-{slot_name}", group, chosen, 0, value, card))
+        return actions
+
+    @staticmethod
+    def _value_choices(group: Sequence[str], name: str) -> list[int]:
+        """Raschid's unrolled dice (value 0) take a value chosen on use; 5 coins ignores it (always 1)."""
+        if all(value_of(t) != 0 for t in group):
+            return [0]
+        return [1] if name == "coins5" else [1, 2, 3, 4, 5, 6]
+
+    @staticmethod
+    def _place_action(
+        name: str, group: Sequence[str], chosen: int, fee: int, strength: int, card: int | None = None
+    ) -> Action:
+        suffix = f"@{chosen}" if chosen else ""
+        details: dict[str, Any] = {"space": name, "dice": list(group), "fee": fee, "strength": strength}
+        if chosen:
+            details["value"] = chosen
+        if card is not None:
+            details["card"] = card
+        return Action(f"place:{name}:{'+'.join(group)}{suffix}", "place", details)
+
+    def _khan_placements(self, seat: int) -> list[Action]:
+        if len(self.khan) >= KHAN_SLOTS:
+            return []
+        blocked = colour_used([[s, [t]] for s, t in self.khan], seat)
+        floor = value_of(self.khan[-1][1]) if self.khan else 1
+        actions = []
+        for group in distinct_groups(self.dice[seat], 1):
+            tok = group[0]
+            if blocked and kind_of(tok) == COLOUR:
+                continue
+            for chosen in self._value_choices(group, "khan"):
+                value = value_of(tok) or chosen
+                if value >= floor:
+                    actions.append(self._place_action("khan", group, chosen, 0, value))
+        return actions
+
+    def _performable(self, seat: int, name: str, strength: int, coins_left: int) -> bool:
+        if name == "contracts":
+            return bool(self.board)
+        if name == "travel":
+            return self._can_travel(seat, coins_left)
+        return True
+
+    def _can_travel(self, seat: int, coins: int) -> bool:
+        """At least one affordable Travel step for some figure (3 coins plus the route's extra cost)."""
+        camels = self.res[seat]["camels"]
+        links = self._extra_links(seat)
+        for start in self.figures[seat]:
+            neighbours = list(ROUTES.neighbours(start)) + (list(links(start)) if links else [])
+            for _other, (extra_camels, extra_coins) in neighbours:
+                if extra_camels <= camels and TRAVEL_COST[1] + extra_coins <= coins:
+                    return True
+        return False
+
+    def _card_performable(self, seat: int, card: int, die: int, coins: int) -> bool:
+        data = CITY_CARDS[card]
+        kind = data["kind"]
+        res = self.res[seat]
+        if kind in ("die_coins", "die_table", "count_posts"):
+            return True
+        if kind == "count_contracts":
+            return bool(self.done[seat])
+        if kind in ("repeat", "repeat_good_choice"):
+            return can_afford(res, data["cost"]) and (kind != "repeat_good_choice" or coins >= 2)
+        if kind == "repeat_move":
+            return bool(self._route_options(seat, 1, coins, res["camels"], per_step={"camels": 2}))
+        if kind == "exchange":
+            return any(_can_give(res, option["give"]) for option in data["options"])
+        if kind == "city_bonus_table":
+            return bool(self.small_cities_of(seat))
+        if kind == "repeat_city_bonus":
+            return bool(self.small_cities_of(seat)) and coins >= 1
+        if kind == "repeat_move_goods":
+            return sum(1 for g in GOODS if res[g] > 0) >= 2
+        raise AssertionError(kind)
+
+    def _place(self, seat: int, action: Action) -> None:
+        details = action.details
+        name = str(details["space"])
+        group = list(details["dice"])
+        chosen = int(details.get("value", 0))
+        used = [t if value_of(t) else f"{kind_of(t)}{chosen}" for t in group]
+        remove_tokens(self.dice[seat], group)
+        fee = int(details["fee"])
+        strength = int(details["strength"])
+        if fee:
+            pay(self.res[seat], {"coins": fee})
+        self.main_done = True
+        self._log({"event": "place", "seat": seat, "space": name, "dice": used, "fee": fee})
+        if name == "khan":
+            self.khan = [*self.khan, [seat, used[0]]]
+        elif name.startswith("card-"):
+            self.card_used[SLOT_INDEX[name[5:]]] = seat
+        else:
+            self.spaces[name] = [*self.spaces[name], [seat, used]]
+        if name == "coins5":
+            gain(self.res[seat], {"coins": 5})
+            if self.num_players == 2:
+                for other in self.mercator_seats(seat):
+                    gain(self.res[other], {"coins": 2})
+        elif name in BAZAAR:
+            for other in self.mercator_seats(seat):
+                gain(self.res[other], {BAZAAR[name]["good"]: 1})
+            self._push([{"t": "column", "seat": seat, "space": name, "max": strength}])
+        elif name == "khan":
+            gain(self.res[seat], {"camels": 2})
+            if self.num_players <= 3:
+                for other in self.mercator_seats(seat):
+                    gain(self.res[other], {"camels": 1})
+            self._push([{"t": "good", "seat": seat}])
+        elif name == "contracts":
+            self._push([{"t": "pick", "seat": seat, "die": strength, "taken": []}])
+        elif name == "travel":
+            self.last_travel = seat
+            self._push([{"t": "travel", "seat": seat, "max": strength, "first": None}])
+        else:
+            self._use_card(seat, int(details["card"]), strength)
+
+    def _use_card(self, seat: int, card: int, die: int) -> None:
+        data = CITY_CARDS[card]
+        kind = data["kind"]
+        res = self.res[seat]
+        if kind == "die_coins":
+            gain(res, {"coins": data["per_pip"] * die})
+        elif kind == "die_table":
+            gain(res, {data["good"]: data["table"][die - 1]})
+        elif kind == "count_posts":
+            gain(res, data["gain"], min(die, len(self.posts[seat])))
+        elif kind == "count_contracts":
+            gain(res, data["gain"], min(die, len(self.done[seat])))
+        elif kind in ("repeat", "repeat_good_choice"):
+            self._push([{"t": "repeat", "seat": seat, "card": card, "max": die}])
+        elif kind == "repeat_move":
+            self._push([{"t": "move", "seat": seat, "max": die, "per_step": {"camels": 2}, "skip": False}])
+        elif kind == "exchange":
+            self._push([{"t": "exchange", "seat": seat, "card": card, "left": die, "done": 0, "dir": None}])
+        elif kind == "city_bonus_table":
+            self._push([{"t": "city_pick", "seat": seat, "n": data["table"][die - 1]}])
+        elif kind == "repeat_city_bonus":
+            self._push([{"t": "city_loop", "seat": seat, "left": die, "used": []}])
+        elif kind == "repeat_move_goods":
+            self._push([{"t": "buy_moves", "seat": seat, "left": die, "bought": 0}])
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    # --- rewards ----------------------------------------------------------------------------------------
+    def _reward(self, seat: int, reward: Mapping[str, int]) -> None:
+        """Gain a reward bundle; its choices (goods, moves, contracts) become effects resolved next."""
+        simple = {k: v for k, v in reward.items() if k in RESOURCES}
+        gain(self.res[seat], simple)
+        effects: list[dict[str, Any]] = []
+        effects += [{"t": "good", "seat": seat}] * reward.get("good_choice", 0)
+        effects += [{"t": "goods2", "seat": seat}] * reward.get("different_goods", 0)
+        effects += [{"t": "xian", "seat": seat}] * reward.get("other_bonus", 0)
+        for _ in range(reward.get("black_die", 0)):
+            self._take_black_die(seat)
+        effects += [{"t": "draw_contract", "seat": seat}] * reward.get("contract", 0)
+        effects += [{"t": "move", "seat": seat, "max": 1, "per_step": {}, "skip": True}] * reward.get(
+            "move", 0
+        )
+        self._push(effects)
+
+    def _auto(self, effect: dict[str, Any]) -> None:
+        kind = effect["t"]
+        seat = int(effect["seat"])
+        if kind == "start_game":
+            self._start_game()
+        elif kind == "reward":
+            self._reward(seat, effect["r"])
+        elif kind == "city_bonus":
+            self._log({"event": "city_bonus", "seat": seat, "letter": effect["letter"]})
+            self._reward(seat, CITY_BONUSES[effect["letter"]]["reward"])
+        elif kind == "draw_contract":
+            card = self._special_draw()
+            if card is None:
+                self._log({"event": "special_pile_empty", "seat": seat})
+            elif len(self.active[seat]) < 2:
+                self.active[seat] = [*self.active[seat], card]
+                self._log({"event": "special_contract", "seat": seat, "contract": card})
+            else:
+                self._push([{"t": "contract_full", "seat": seat, "new": card}])
+        elif kind == "place_new":
+            self.active[seat] = [*self.active[seat], *effect["cards"]]
+        elif kind == "posts":
+            self._place_posts(effect)
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    # --- choice effects ---------------------------------------------------------------------------------
+    def _effect_actions(self, effect: dict[str, Any]) -> list[Action]:
+        kind = effect["t"]
+        seat = int(effect["seat"])
+        res = self.res[seat]
+        if kind == "draft":
+            return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
+        if kind == "keep_goals":
+            offer = self.goal_offers[seat]
+            return [
+                Action(f"keep:{a}+{b}", "goals", {"goals": [a, b]}) for a, b in combinations(sorted(offer), 2)
+            ]
+        if kind == "comp":
+            n = int(effect["n"])
+            return [
+                Action(f"comp:{c}coins+{n - c}camels", "compensation", {"coins": c, "camels": n - c})
+                for c in range(n, -1, -1)
+            ]
+        if kind == "column":
+            return [
+                Action(
+                    f"column:{k}",
+                    "bazaar",
+                    {"space": effect["space"], "reward": BAZAAR[effect["space"]]["columns"][k - 1]},
+                )
+                for k in range(1, min(6, int(effect["max"])) + 1)
+            ]
+        if kind == "good":
+            return [Action(f"good:{g}", "good", {"good": g}) for g in GOODS]
+        if kind == "goods2":
+            return [Action(f"goods:{a}+{b}", "goods", {"goods": [a, b]}) for a, b in GOOD_PAIRS]
+        if kind == "contract_full":
+            new = int(effect["new"])
+            actions = [Action("decline", "contract", {"contract": new, "keep": False})]
+            for old in self.active[seat]:
+                actions.append(Action(f"discard:{old}", "contract", {"contract": new, "discard": old}))
+            return actions
+        if kind == "pick":
+            taken = list(effect["taken"])
+            actions = [Action("done", "contracts", {"taken": taken})] if taken else []
+            if len(taken) < 2:
+                for space in range(1, min(int(effect["die"]), len(self.board)) + 1):
+                    if space not in taken:
+                        cid = self.board[space - 1]
+                        actions.append(
+                            Action(f"take:{space}", "contracts", {"space": space, "contract": cid})
+                        )
+            return actions
+        if kind == "discard_old":
+            return [Action(f"discard:{c}", "contract", {"discard": c}) for c in self.active[seat]]
+        if kind == "space_bonus":
+            n = int(effect["n"])
+            return [
+                Action("bonus:coins", "space_bonus", {"coins": n}),
+                Action("bonus:camels", "space_bonus", {"camels": n}),
+            ]
+        if kind == "travel":
+            return self._travel_actions(seat, effect)
+        if kind == "move":
+            return self._move_actions(seat, effect)
+        if kind == "relocate":
+            return [
+                Action(f"relocate:{SLUG[node]}", "relocate", {"from": node, "to": effect["node"]})
+                for node in sorted(self.posts[seat])
+                if node != effect["node"]
+            ]
+        if kind == "repeat":
+            data = CITY_CARDS[int(effect["card"])]
+            most = max_times(res, data["cost"], int(effect["max"]))
+            return [
+                Action(f"times:{k}", "card", {"card": effect["card"], "times": k}) for k in range(1, most + 1)
+            ]
+        if kind == "exchange":
+            return self._exchange_actions(seat, effect)
+        if kind == "city_pick":
+            mine = self.small_cities_of(seat)
+            actions = [Action(f"city:{SLUG[c]}", "card", {"cities": [c]}) for c in mine]
+            if int(effect["n"]) >= 2:
+                actions += [
+                    Action(f"city:{SLUG[a]}+{SLUG[b]}", "card", {"cities": [a, b]})
+                    for a, b in combinations(mine, 2)
+                ]
+            return actions
+        if kind == "city_loop":
+            actions = [Action("stop", "card", {})] if effect["used"] else []
+            if res["coins"] >= 1 and int(effect["left"]) > 0:
+                for c in self.small_cities_of(seat):
+                    if c not in effect["used"]:
+                        actions.append(Action(f"city:{SLUG[c]}", "card", {"city": c, "coins": 1}))
+            return actions
+        if kind == "buy_moves":
+            actions = [Action("go", "card", {"moves": effect["bought"]})] if effect["bought"] else []
+            if int(effect["left"]) > 0:
+                for a, b in GOOD_PAIRS:
+                    if res[a] >= 1 and res[b] >= 1:
+                        actions.append(Action(f"pay:{a}+{b}", "card", {"goods": [a, b]}))
+            return actions
+        if kind == "xian":
+            xian_letter = "D"
+            actions = []
+            for node in SMALL_CITIES:
+                letter = self.city_bonus[str(node)]
+                if letter != xian_letter:
+                    actions.append(
+                        Action(
+                            f"xian:{SLUG[node]}",
+                            "city_bonus",
+                            {"city": node, "letter": letter, "bonus": CITY_BONUSES[letter]["text"]},
+                        )
+                    )
+            return actions
+        raise AssertionError(kind)  # pragma: no cover
+
+    def _resolve(self, effect: dict[str, Any], action: Action) -> None:
+        kind = effect["t"]
+        seat = int(effect["seat"])
+        res = self.res[seat]
+        details = action.details
+        if kind == "draft":
+            self.pending.pop(0)
+            key = str(details["character"])
+            self.chars[seat] = key
+            self.draft_pool = [k for k in self.draft_pool if k != key]
+            self._log({"event": "draft", "seat": seat, "character": key})
+        elif kind == "keep_goals":
+            self.pending.pop(0)
+            self.goals[seat] = sorted(int(g) for g in details["goals"])
+            self._log({"event": "goals_kept", "seat": seat})
+        elif kind == "comp":
+            self.pending.pop(0)
+            gain(res, {"coins": int(details["coins"]), "camels": int(details["camels"])})
+            self._log(
+                {
+                    "event": "compensation",
+                    "seat": seat,
+                    "coins": details["coins"],
+                    "camels": details["camels"],
+                }
+            )
+        elif kind == "column":
+            self.pending.pop(0)
+            self._reward(seat, details["reward"])
+        elif kind == "good":
+            self.pending.pop(0)
+            gain(res, {str(details["good"]): 1})
+        elif kind == "goods2":
+            self.pending.pop(0)
+            for g in details["goods"]:
+                gain(res, {str(g): 1})
+        elif kind == "contract_full":
+            self.pending.pop(0)
+            new = int(details["contract"])
+            if action.id == "decline":
+                cardrow.put_bottom(self.special, [new])
+            else:
+                old = int(details["discard"])
+                self.active[seat] = [*(c for c in self.active[seat] if c != old), new]
+                cardrow.put_bottom(self.special, [old])
+            self._log({"event": "special_contract", "seat": seat, "contract": new, "choice": action.id})
+        elif kind == "pick":
+            if action.id == "done":
+                self._finish_pick(seat, list(effect["taken"]))
+            else:
+                effect["taken"] = [*effect["taken"], int(details["space"])]
+                space_limit = min(int(effect["die"]), len(self.board))
+                if len(effect["taken"]) == 2 or len(effect["taken"]) >= space_limit:
+                    self._finish_pick(seat, list(effect["taken"]))
+        elif kind == "discard_old":
+            old = int(details["discard"])
+            self.active[seat] = [c for c in self.active[seat] if c != old]
+            cardrow.put_bottom(self.special, [old])
+            self._log({"event": "discard_contract", "seat": seat, "contract": old})
+            effect["need"] = int(effect["need"]) - 1
+            if effect["need"] <= 0:
+                self.pending.pop(0)
+        elif kind == "space_bonus":
+            self.pending.pop(0)
+            gain(res, {k: int(v) for k, v in details.items()})
+        elif kind == "travel":
+            self._resolve_travel(seat, effect, action)
+        elif kind == "move":
+            self.pending.pop(0)
+            if action.id != "skip":
+                self._move(seat, [details], table=False)
+        elif kind == "relocate":
+            self.pending.pop(0)
+            self._relocate(seat, int(details["from"]), int(details["to"]))
+        elif kind == "repeat":
+            self.pending.pop(0)
+            data = CITY_CARDS[int(effect["card"])]
+            times = int(details["times"])
+            pay(res, data["cost"], times)
+            if data["kind"] == "repeat_good_choice":
+                self._push([{"t": "good", "seat": seat}] * times)
+            else:
+                gain(res, data["gain"], times)
+            self._log({"event": "card", "seat": seat, "card": effect["card"], "times": times})
+        elif kind == "exchange":
+            if action.id == "stop":
+                self.pending.pop(0)
+            else:
+                gain(res, details["give"], -1)
+                gain(res, details["get"])
+                effect["done"] = int(effect["done"]) + 1
+                effect["left"] = int(effect["left"]) - 1
+                if self._same_direction(int(effect["card"])):
+                    effect["dir"] = int(details["dir"])
+                if effect["left"] <= 0:
+                    self.pending.pop(0)
+        elif kind == "city_pick":
+            self.pending.pop(0)
+            self._push([self._city_bonus_effect(seat, int(c)) for c in details["cities"]])
+        elif kind == "city_loop":
+            if action.id == "stop":
+                self.pending.pop(0)
+            else:
+                pay(res, {"coins": 1})
+                city = int(details["city"])
+                effect["used"] = [*effect["used"], city]
+                effect["left"] = int(effect["left"]) - 1
+                if effect["left"] <= 0:
+                    self.pending.pop(0)
+                self._push([self._city_bonus_effect(seat, city)])
+        elif kind == "buy_moves":
+            if action.id == "go":
+                self.pending.pop(0)
+                self._push(
+                    [{"t": "move", "seat": seat, "max": effect["bought"], "per_step": {}, "skip": True}]
+                )
+            else:
+                for g in details["goods"]:
+                    pay(res, {str(g): 1})
+                effect["bought"] = int(effect["bought"]) + 1
+                effect["left"] = int(effect["left"]) - 1
+                if effect["left"] <= 0:
+                    self.pending.pop(0)
+                    self._push(
+                        [{"t": "move", "seat": seat, "max": effect["bought"], "per_step": {}, "skip": True}]
+                    )
+        elif kind == "xian":
+            self.pending.pop(0)
+            letter = str(details["letter"])
+            self._push([{"t": "city_bonus", "seat": seat, "letter": letter}])
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    def _city_bonus_effect(self, seat: int, city: int) -> dict[str, Any]:
+        return {"t": "city_bonus", "seat": seat, "letter": self.city_bonus[str(city)]}
+
+    def _same_direction(self, card: int) -> bool:
+        return bool(CITY_CARDS[card]["always_same"]) or self.options["exchange_direction"] == "same"
+
+    def _exchange_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
+        data = CITY_CARDS[int(effect["card"])]
+        actions = [Action("stop", "card", {})] if effect["done"] else []
+        for option in data["options"]:
+            if effect["dir"] is not None and option["dir"] != effect["dir"]:
+                continue
+            if _can_give(self.res[seat], option["give"]):
+                actions.append(
+                    Action(
+                        f"ex:{option['name']}",
+                        "card",
+                        {"give": option["give"], "get": option["get"], "dir": option["dir"]},
+                    )
+                )
+        return actions
+
+    def _finish_pick(self, seat: int, taken: list[int]) -> None:
+        self.pending.pop(0)
+        spaces = sorted(taken)
+        cards = cardrow.take_from_row(self.board, spaces)
+        self._log({"event": "take_contracts", "seat": seat, "spaces": spaces, "contracts": cards})
+        effects: list[dict[str, Any]] = []
+        need = len(self.active[seat]) + len(cards) - 2
+        if need > 0:
+            effects.append({"t": "discard_old", "seat": seat, "need": need})
+        effects.append({"t": "place_new", "seat": seat, "cards": cards})
+        for space in spaces:
+            if space in (5, 6):
+                effects.append({"t": "space_bonus", "seat": seat, "n": space - 4})
+        self._push(effects)
+
+    # --- movement ---------------------------------------------------------------------------------------
+    def _extra_links(self, seat: int) -> Any:
+        if self.chars[seat] != "johannes":
+            return None
+        printed = self.options["johannes_jump_cost"] == "printed"
+
+        def links(node: int) -> list[tuple[int, tuple[int, ...]]]:
+            if node not in OASES:
+                return []
+            zero = (0, 0)
+            return [
+                (other, ROUTES.route_cost.get((node, other), zero) if printed else zero)
+                for other in OASES
+                if other != node
+            ]
+
+        return links
+
+    def _route_options(
+        self,
+        seat: int,
+        max_steps: int,
+        coins: int,
+        camels: int,
+        *,
+        table: bool = False,
+        per_step: Mapping[str, int] | None = None,
+        figures: Sequence[int] | None = None,
+        base_steps: int = 0,
+    ) -> list[dict[str, Any]]:
+        """Affordable distinct movements of one figure: end, cities passed (Wilhelm), total coins/camels.
+
+        With `table`, the Travel table cost for `base_steps + steps` minus that of `base_steps` is added
+        (Niccolo's second figure continues the same Travel)."""
+        per = per_step or {}
+        wilhelm = self.chars[seat] == "wilhelm"
+        tracked = frozenset(CITIES - set(self.posts[seat])) if wilhelm else frozenset()
+        links = self._extra_links(seat)
+        options: list[dict[str, Any]] = []
+        figs = range(len(self.figures[seat])) if figures is None else figures
+        for fig in figs:
+            start = self.figures[seat][fig]
+            best: dict[tuple[int, tuple[int, ...]], list[tuple[int, int, int]]] = {}
+            for out in ROUTES.outcomes(
+                start, max_steps, extra_links=links, tracked=tracked, budget=(camels, coins)
+            ):
+                k = out.steps
+                cost_coins = out.cost[1] + per.get("coins", 0) * k
+                if table:
+                    cost_coins += TRAVEL_COST[base_steps + k] - TRAVEL_COST[base_steps]
+                cost_camels = out.cost[0] + per.get("camels", 0) * k
+                if cost_coins > coins or cost_camels > camels:
+                    continue
+                entries = best.setdefault((out.end, out.passed), [])
+                if any(c <= cost_coins and m <= cost_camels for c, m, _ in entries):
+                    continue
+                entries[:] = [e for e in entries if not (cost_coins <= e[0] and cost_camels <= e[1])]
+                entries.append((cost_coins, cost_camels, k))
+            for (end, passed), entries in best.items():
+                for cost_coins, cost_camels, k in entries:
+                    options.append(
+                        {
+                            "fig": fig,
+                            "end": end,
+                            "passed": list(passed),
+                            "coins": cost_coins,
+                            "camels": cost_camels,
+                            "steps": k,
+                        }
+                    )
+        options.sort(key=lambda o: (o["coins"], o["camels"], o["fig"], o["end"], o["passed"], o["steps"]))
+        return options
+
+    def _route_action(self, seat: int, option: dict[str, Any], prefix: str = "route") -> Action:
+        parts = [prefix]
+        if len(self.figures[seat]) > 1:
+            parts.append(f"f{int(option['fig']) + 1}")
+        parts.append(SLUG[int(option["end"])])
+        if self.chars[seat] == "wilhelm" and option["passed"]:
+            parts.append("via=" + "+".join(SLUG[n] for n in option["passed"]))
+        parts.append(f"{option['coins']}coins")
+        parts.append(f"{option['camels']}camels")
+        return Action(":".join(parts), "move", dict(option))
+
+    def _travel_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
+        res = self.res[seat]
+        first = effect["first"]
+        if first is None:
+            options = self._route_options(seat, int(effect["max"]), res["coins"], res["camels"], table=True)
+            return [self._route_action(seat, o) for o in options]
+        # Niccolo: the other figure may use the remaining steps of the same Travel.
+        actions = [Action("stay", "move", {"second": None})]
+        other = 1 - int(first["fig"])
+        remaining = int(effect["max"]) - int(first["steps"])
+        if remaining > 0:
+            options = self._route_options(
+                seat,
+                remaining,
+                res["coins"] - int(first["coins"]),
+                res["camels"] - int(first["camels"]),
+                table=True,
+                figures=[other],
+                base_steps=int(first["steps"]),
+            )
+            actions += [self._route_action(seat, o) for o in options]
+        return actions
+
+    def _resolve_travel(self, seat: int, effect: dict[str, Any], action: Action) -> None:
+        details = dict(action.details)
+        if (
+            effect["first"] is None
+            and self.chars[seat] == "niccolo"
+            and int(effect["max"]) > int(details["steps"])
+        ):
+            effect["first"] = details
+            return
+        self.pending.pop(0)
+        moves = [details] if effect["first"] is None else [effect["first"]]
+        if effect["first"] is not None and action.id != "stay":
+            moves.append(details)
+        self._move(seat, moves, table=True)
+
+    def _move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
+        res = self.res[seat]
+        actions = [Action("skip", "move", {})] if effect["skip"] else []
+        options = self._route_options(
+            seat, int(effect["max"]), res["coins"], res["camels"], per_step=effect["per_step"]
+        )
+        return actions + [self._route_action(seat, o) for o in options]
+
+    def _move(self, seat: int, moves: list[Mapping[str, Any]], *, table: bool) -> None:
+        """Pay every cost first, then move the figures, then place posts where they end (Wilhelm: in
+        every city passed) and only then take the bonuses."""
+        coins = sum(int(m["coins"]) for m in moves)
+        camels = sum(int(m["camels"]) for m in moves)
+        pay(self.res[seat], {"coins": coins, "camels": camels})
+        nodes: list[int] = []
+        for m in moves:
+            self.figures[seat][int(m["fig"])] = int(m["end"])
+            self.figures[seat] = list(self.figures[seat])
+            if self.chars[seat] == "wilhelm":
+                nodes += [int(n) for n in m["passed"] if n not in nodes]
+            elif int(m["end"]) in CITIES and int(m["end"]) not in nodes:
+                nodes.append(int(m["end"]))
+        self._log(
+            {
+                "event": "move",
+                "seat": seat,
+                "to": [int(m["end"]) for m in moves],
+                "coins": coins,
+                "camels": camels,
+                "travel": table,
+            }
+        )
+        nodes = [n for n in nodes if n not in self.posts[seat]]
+        if nodes:
+            self._push([{"t": "posts", "seat": seat, "nodes": nodes, "bonuses": []}])
+
+    def _place_posts(self, effect: dict[str, Any]) -> None:
+        """Place posts in `nodes` in order; bonuses are collected and taken after the last post."""
+        seat = int(effect["seat"])
+        nodes = list(effect["nodes"])
+        bonuses = list(effect["bonuses"])
+        while nodes:
+            node = nodes.pop(0)
+            if node in self.posts[seat]:
+                continue
+            if self.posts_left[seat] <= 0:
+                self._push(
+                    [
+                        {"t": "relocate", "seat": seat, "node": node},
+                        {"t": "posts", "seat": seat, "nodes": nodes, "bonuses": bonuses},
+                    ]
+                )
+                return
+            self.posts_left[seat] -= 1
+            self.posts_placed[seat] += 1
+            placed = self.posts_placed[seat]
+            milestone = {8: 5, 9: 10, 11: 10}.get(placed, 0)
+            if milestone:
+                self.res[seat]["vp"] += milestone
+            self._log({"event": "post", "seat": seat, "city": node, "milestone_vp": milestone})
+            bonuses += self._arrive_in(seat, node)
+        self._push(bonuses)
+
+    def _arrive_in(self, seat: int, node: int) -> list[dict[str, Any]]:
+        """Put the post on the map and return the bonus effects of that city."""
+        self.posts[seat] = [*self.posts[seat], node]
+        self.posts_this_turn = [*self.posts_this_turn, node]
+        kind = NODE_TYPE[node]
+        if node == BEIJING:
+            slot = self.beijing.index(None) if None in self.beijing else None
+            if slot is not None:
+                self.beijing[slot] = seat
+            return []
+        if kind == "large":
+            bonus = self.outposts.pop(str(node), None)
+            if bonus is None:
+                return []
+            self._log({"event": "outpost_bonus", "seat": seat, "city": node, "bonus": bonus})
+            return [{"t": "reward", "seat": seat, "r": OUTPOST_BONUSES[bonus]}]
+        if kind == "small":
+            return [self._city_bonus_effect(seat, node)]
+        return []
+
+    def _relocate(self, seat: int, old: int, new: int) -> None:
+        self.posts[seat] = [n for n in self.posts[seat] if n != old]
+        if old == BEIJING:
+            self.beijing = [None if s == seat else s for s in self.beijing]
+        self._log({"event": "relocate", "seat": seat, "from": old, "to": new})
+        bonuses = self._arrive_in(seat, new)
+        if self.pending and self.pending[0]["t"] == "posts" and int(self.pending[0]["seat"]) == seat:
+            self.pending[0] = {**self.pending[0], "bonuses": [*self.pending[0]["bonuses"], *bonuses]}
+        else:
+            self._push(bonuses)
+
+    # --- end --------------------------------------------------------------------------------------------
+    def is_over(self) -> bool:
+        return self.phase == "over"
+
+    def result(self) -> GameResult:
+        if not self.is_over():
+            raise ValueError("the game is not over")
+        scores = [r["vp"] for r in self.res]
+        camels = [r["camels"] for r in self.res]
+        return GameResult.from_keys(scores, camels, self.end_reason or "completed")
+
+    # --- views ------------------------------------------------------------------------------------------
+    def _public(self) -> JsonDict:
+        payload = self._payload()
+        for name in PRIVATE_FIELDS:
+            del payload[name]
+        hidden = self.special_hidden
+        payload.update(
+            {
+                "game_id": self.spec.game_id,
+                "step": self.step,
+                "num_players": self.num_players,
+                "options": dict(self.options),
+                "current_seat": self.current_seats()[0] if self.current_seats() else None,
+                "round_pile_sizes": [len(p) for p in self.round_piles],
+                "special_known": list(self.special[hidden:]),
+                "goal_counts": [len(g) for g in self.goals],
+                "goal_offer_counts": [len(g) for g in self.goal_offers],
+                "unseen_contracts": self.unseen_contracts(),
+            }
+        )
+        return payload
+
+    def observation(self, seat: int) -> JsonDict:
+        view = self._public()
+        view["seat"] = seat
+        view["goals"] = list(self.goals[seat])
+        view["goal_offer"] = list(self.goal_offers[seat])
+        return view
+
+    def spectator_view(self, *, reveal: bool = False) -> JsonDict:
+        view = self._public()
+        view["seat"] = None
+        if reveal:
+            view["all_goals"] = [list(g) for g in self.goals]
+            view["round_piles"] = [list(p) for p in self.round_piles]
+            view["special"] = list(self.special)
+        return view
+
+    # --- persistence ------------------------------------------------------------------------------------
+    _FIELDS = (
+        "chars",
+        "res",
+        "dice",
+        "posts",
+        "posts_left",
+        "posts_placed",
+        "figures",
+        "active",
+        "done",
+        "goals",
+        "goal_offers",
+        "spaces",
+        "khan",
+        "cards",
+        "card_used",
+        "outposts",
+        "city_bonus",
+        "board",
+        "round_piles",
+        "special",
+        "special_hidden",
+        "black_left",
+        "beijing",
+        "round",
+        "start_player",
+        "last_travel",
+        "turn_seat",
+        "phase",
+        "main_done",
+        "black_bought",
+        "posts_this_turn",
+        "pending",
+        "draft_pool",
+        "turns",
+        "events",
+        "end_reason",
+        "final",
+    )
+
+    def _payload(self) -> JsonDict:
+        return {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
+
+    def load_payload(self, payload: Mapping[str, Any]) -> None:
+        missing = [name for name in self._FIELDS if name not in payload]
+        if missing:
+            raise ValueError(f"voyages state is missing {', '.join(missing)}")
+        for name in self._FIELDS:
+            setattr(self, name, copy.deepcopy(payload[name]))
+
+    def clone(self) -> VoyagesState:
+        """A fast copy (search bots clone a lot): nested lists are copied one level below where they are
+        mutated; placements, effects' nested lists and events are never mutated in place."""
+        other = VoyagesState.__new__(VoyagesState)
+        other.__dict__.update(self.__dict__)
+        other.rng = ChanceRng(self.rng.state)
+        other.options = dict(self.options)
+        other._legal_cache = None
+        other.res = [dict(r) for r in self.res]
+        for name in ("dice", "posts", "figures", "active", "done", "goals", "goal_offers", "round_piles"):
+            setattr(other, name, [list(x) for x in getattr(self, name)])
+        for name in (
+            "posts_left",
+            "posts_placed",
+            "cards",
+            "card_used",
+            "board",
+            "special",
+            "beijing",
+            "khan",
+            "posts_this_turn",
+            "draft_pool",
+            "events",
+            "chars",
+        ):
+            setattr(other, name, list(getattr(self, name)))
+        other.spaces = {k: list(v) for k, v in self.spaces.items()}
+        other.outposts = dict(self.outposts)
+        other.city_bonus = dict(self.city_bonus)
+        other.pending = [_copy_effect(e) for e in self.pending]
+        return other
+
+    def shuffle_hidden(self, seat: int, rng: ChanceRng) -> VoyagesState:
+        """Re-deal what `seat` cannot see: other seats' goal cards (and offers), the round piles and the
+        unseen top of the special pile."""
+        other = self.clone()
+        known_goals = set(self.goals[seat]) | set(self.goal_offers[seat])
+        pool = [g for g in sorted(GOALS) if g not in known_goals]
+        rng.shuffle(pool)
+        for s in range(self.num_players):
+            if s == seat:
+                continue
+            offer_size, kept_size = len(self.goal_offers[s]), len(self.goals[s])
+            drawn = pool[: max(offer_size, kept_size)]
+            pool = pool[max(offer_size, kept_size) :]
+            other.goal_offers[s] = sorted(drawn[:offer_size])
+            other.goals[s] = sorted(drawn[:kept_size])
+        unknown = list(self.special[: self.special_hidden]) + [c for p in self.round_piles for c in p]
+        rng.shuffle(unknown)
+        other.special = unknown[: self.special_hidden] + list(self.special[self.special_hidden :])
+        rest = unknown[self.special_hidden :]
+        piles = []
+        for p in self.round_piles:
+            piles.append(rest[: len(p)])
+            rest = rest[len(p) :]
+        other.round_piles = piles
+        return other
+
+    # --- facts used by views, scoring and the heuristic -------------------------------------------------
+    def unseen_contracts(self) -> list[int]:
+        """Regular contracts no seat has seen (in the round piles or the unseen top of the special pile)."""
+        return sorted(list(self.special[: self.special_hidden]) + [c for p in self.round_piles for c in p])
+
+
+def node_id(slug: str) -> int:
+    return NODE_BY_SLUG[slug]
