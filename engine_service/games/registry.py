@@ -13,6 +13,7 @@ from engine_service.games.base import GameSpec, GameState, InvalidOptions
 
 _GAME_MODULES = (
     "engine_service.games.expedition",
+    "engine_service.games.voyages",
 )
 
 _specs: dict[str, GameSpec] = {}
