@@ -1,0 +1,93 @@
+"""Results for overlapping bots applied from several real threads (each with its own database connection):
+every match is rated exactly once, duplicates change nothing, two-player Elo sums are conserved, and the
+ledger rebuild matches the table. Runs on SQLite (IMMEDIATE transactions) and on PostgreSQL (row locks)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from engine_service.games.rng import ChanceRng
+from ladder.matches.models import MatchStatus
+from ladder.matches.services import match_create, match_mark_running, match_record_result
+from ladder.ratings.models import Rating, RatingLedger
+from ladder.ratings.services import ratings_recompute
+from tests.ladder.conftest import make_record
+
+THREADS = 4
+
+
+def _apply_all(jobs, threads: int) -> list[tuple[int, bool]]:
+    outcomes: list[tuple[int, bool]] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(threads)
+
+    def worker(mine):
+        try:
+            barrier.wait(timeout=30)
+            for match_id, record in mine:
+                applied = match_record_result(match_id=match_id, record=record)
+                with lock:
+                    outcomes.append((match_id, applied))
+        except BaseException as exc:  # reported to the test below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=worker, args=(jobs[i::threads],)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=120)
+    assert not errors, errors
+    return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_results_apply_exactly_once(ladder2, ladder4, make_bot):
+    bots = [make_bot() for _ in range(6)]
+    rng = ChanceRng(2024)
+    jobs = []
+    two_player = []
+    for seed in range(1, 25):
+        pair = list(bots)
+        rng.shuffle(pair)
+        match = match_create(ladder_id=ladder2.pk, bot_ids=[pair[0].pk, pair[1].pk], seed=seed)
+        two_player.append(match.pk)
+        jobs.append((match.pk, make_record(match)))
+    for seed in range(100, 108):
+        four = list(bots)
+        rng.shuffle(four)
+        match = match_create(ladder_id=ladder4.pk, bot_ids=[b.pk for b in four[:4]], seed=seed)
+        jobs.append((match.pk, make_record(match)))
+    for match_id, _ in jobs:
+        assert match_mark_running(match_id=match_id)
+    # Every result is delivered twice (a redelivered task), in a shuffled order.
+    deliveries = jobs + jobs
+    rng.shuffle(deliveries)
+
+    outcomes = _apply_all(deliveries, THREADS)
+
+    applied = [m for m, ok in outcomes if ok]
+    assert len(outcomes) == len(deliveries)
+    assert sorted(applied) == sorted(m for m, _ in jobs)  # each match applied exactly once
+    assert RatingLedger.objects.count() == 24 * 2 + 8 * 4
+    assert RatingLedger.objects.values("match", "bot").distinct().count() == RatingLedger.objects.count()
+    ratings2 = list(Rating.objects.filter(ladder=ladder2))
+    assert sum(r.games for r in ratings2) == 48
+    assert sum(r.elo for r in ratings2) == pytest.approx(ladder2.elo_start * len(ratings2), abs=1e-6)
+    assert sum(r.games for r in Rating.objects.filter(ladder=ladder4)) == 32
+    from ladder.matches.models import Match
+
+    assert set(Match.objects.values_list("status", flat=True)) == {MatchStatus.DONE}
+    # Each bot's ledger rows chain: no update was lost between concurrent transactions.
+    for bot in bots:
+        for ladder in (ladder2, ladder4):
+            rows = list(RatingLedger.objects.filter(bot=bot, ladder=ladder).order_by("id"))
+            for previous, row in zip(rows, rows[1:], strict=False):
+                assert row.elo_before == previous.elo_after
+    report = ratings_recompute(write=False)
+    assert report.identical, (report.ledger_mismatches, report.rating_differences)
