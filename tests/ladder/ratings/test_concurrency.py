@@ -4,6 +4,7 @@ ledger rebuild matches the table. Runs on SQLite (IMMEDIATE transactions) and on
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import pytest
@@ -87,7 +88,7 @@ def test_concurrent_results_apply_exactly_once(ladder2, ladder4, make_bot):
     for bot in bots:
         for ladder in (ladder2, ladder4):
             rows = list(RatingLedger.objects.filter(bot=bot, ladder=ladder).order_by("id"))
-            for previous, row in zip(rows, rows[1:], strict=False):
+            for previous, row in itertools.pairwise(rows):
                 assert row.elo_before == previous.elo_after
     report = ratings_recompute(write=False)
     assert report.identical, (report.ledger_mismatches, report.rating_differences)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from io import StringIO
 
 import pytest
@@ -54,7 +55,7 @@ def test_recompute_repairs_drift(played):
 def test_ledger_rows_chain(played):
     for bot in played:
         rows = list(RatingLedger.objects.filter(bot=bot, ladder__num_players=4).order_by("id"))
-        for previous, row in zip(rows, rows[1:], strict=False):
+        for previous, row in itertools.pairwise(rows):
             assert row.elo_before == previous.elo_after
             assert row.mu_before == previous.mu_after
 
