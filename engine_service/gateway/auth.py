@@ -81,10 +81,15 @@ class InMemoryVerifier:
         with self._lock:
             return self._by_digest.get(hash_token(token))
 
-    def revoke(self, bot_id: str) -> None:
+    def forget(self, bot_id: str) -> None:
+        """Invalidate a bot's tokens without telling the listeners (a revocation heard from elsewhere)."""
         with self._lock:
             for digest in [d for d, ident in self._by_digest.items() if ident.bot_id == bot_id]:
                 del self._by_digest[digest]
+
+    def revoke(self, bot_id: str) -> None:
+        self.forget(bot_id)
+        with self._lock:
             listeners = list(self._listeners)
         for listener in listeners:
             listener(bot_id)

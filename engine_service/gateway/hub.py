@@ -537,6 +537,9 @@ class Hub:
                     self.registry.revocations_since, self._revocation_cursor
                 )
                 for bot_id in revoked:
+                    forget = getattr(self.verifier, "forget", None)
+                    if forget is not None:  # a verifier with its own token list must stop accepting it too
+                        forget(bot_id)
                     self.revoke(bot_id)
             except Exception:
                 log.exception("registry heartbeat failed")

@@ -1,0 +1,341 @@
+"""Matches through the relay with misbehaving bots: every fault gets its status, a recorded reason, and the
+match still ends, with a record that replays to the same result."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from engine_service.gateway.protocol import bot_pb2
+from engine_service.gateway.registry import SqliteRegistry, online_bots
+from engine_service.gateway.remote_seat import RemoteSeat
+from engine_service.policies import make_policy
+from engine_service.referee import HouseSeat, MatchAborted, MatchRecord, TimeControl, run_match, verify
+from engine_service.referee.match import final_ranks
+from tests.engine_service.gateway.harness import (
+    GAME,
+    BotProcess,
+    RawBot,
+    Stack,
+    first_legal,
+    start_stack,
+    wait_for,
+    wait_for_bot,
+)
+
+FAST = TimeControl(decision_seconds=0.5, time_bank_seconds=0.5, max_faults=1)
+
+
+def house(seed: int) -> HouseSeat:
+    return HouseSeat(make_policy("random", seed), f"house-{seed}")
+
+
+def replay_matches(record: MatchRecord) -> None:
+    """The record replays to the very result the referee reported."""
+    state = verify(record)
+    assert record.result is not None
+    assert state.result().to_json() == record.result["game"]
+    assert final_ranks(state.result().ranks, record.forfeits) == record.result["ranks"]
+
+
+def test_first_legal_raw_bot_plays_a_clean_match(stack: Stack) -> None:
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=first_legal).connect()
+    wait_for_bot(stack.registry, "raw1")
+    record = run_match(
+        GAME, 2, 5, [RemoteSeat("raw1", "raw-one", stack.registry), house(1)], time_control=FAST
+    )
+    replay_matches(record)
+    assert record.faults == [] and record.seats[0].kind == "remote" and record.seats[0].bot_id == "raw1"
+    assert all(
+        a == r.legal_actions[0].id
+        for (s, a), r in zip([x for x in record.actions if x[0] == 0], bot.requests, strict=True)
+    )
+    started = bot.messages("match_started")[0]
+    assert (
+        started.match_id == record.match_id and started.seat == 0 and list(started.opponents) == ["house-1"]
+    )
+    assert started.time_control.decision_ms == 500 and started.time_control.max_faults == 1
+    ended = wait_for(lambda: bot.messages("match_ended"), what="MatchEnded")[0]
+    assert (
+        list(ended.scores) == record.result["game"]["scores"] and list(ended.ranks) == record.result["ranks"]
+    )
+    bot.close()
+
+
+def test_stale_request_and_wrong_seat_are_refused(stack: Stack) -> None:
+    outsider = RawBot(stack.gateway.target, "tok-raw3").connect()
+    seen: dict[str, bot_pb2.DecisionRequest] = {}
+
+    def seat0(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
+        seen["last0"] = request
+        if len(bot.requests) == 1:
+            # an outsider (not in the match) and the opponent both try to answer this open request
+            outsider.answer(request, request.legal_actions[-1].id)
+            time.sleep(0.1)
+        bot.answer(request)
+        if len(bot.requests) == 1:
+            bot.answer(request)  # a second answer to the same request: stale
+
+    def seat1(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
+        if len(bot.requests) == 1 and "last0" in seen:
+            bot.answer(seen["last0"], "stolen")  # the opponent answering seat 0's (already answered) request
+        bot.answer(request)
+
+    a = RawBot(stack.gateway.target, "tok-raw1", behaviour=seat0).connect()
+    b = RawBot(stack.gateway.target, "tok-raw2", behaviour=seat1).connect()
+    wait_for_bot(stack.registry, "raw1")
+    wait_for_bot(stack.registry, "raw2")
+    seats = [RemoteSeat("raw1", "raw-one", stack.registry), RemoteSeat("raw2", "raw-two", stack.registry)]
+    record = run_match(GAME, 2, 6, seats, time_control=FAST)
+    replay_matches(record)
+    assert record.faults == []
+    assert record.actions[0] == (0, a.requests[0].legal_actions[0].id)  # the outsider's answer did not count
+
+    denied = wait_for(lambda: outsider.errors(), what="outsider refusal")[0]
+    assert denied.status_code == grpc.StatusCode.PERMISSION_DENIED.value[0]
+    assert denied.reason == bot_pb2.ERROR_REASON_NOT_YOUR_SEAT and not denied.fatal
+    stale = wait_for(lambda: a.errors(), what="stale refusal")[0]
+    assert stale.status_code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    assert stale.reason == bot_pb2.ERROR_REASON_STALE_REQUEST and stale.request_id == a.requests[0].request_id
+    opponent = wait_for(lambda: b.errors(), what="opponent refusal")[0]
+    assert opponent.reason in (bot_pb2.ERROR_REASON_STALE_REQUEST, bot_pb2.ERROR_REASON_NOT_YOUR_SEAT)
+    for bot in (a, b, outsider):
+        bot.close()
+
+
+def test_illegal_and_malformed_answers_are_faults_with_fallbacks(stack: Stack) -> None:
+    def sloppy(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
+        n = len(bot.requests)
+        bot.answer(request, "fly-to-daidu" if n == 1 else "" if n == 2 else None)
+
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=sloppy).connect()
+    wait_for_bot(stack.registry, "raw1")
+    control = TimeControl(0.5, 0.5, max_faults=3)
+    record = run_match(
+        GAME, 2, 7, [RemoteSeat("raw1", "raw-one", stack.registry), house(2)], time_control=control
+    )
+    replay_matches(record)
+    illegal, malformed = record.faults
+    assert illegal.kind == "illegal" and illegal.action_id == "fly-to-daidu" and "legal:" in illegal.reason
+    assert illegal.fallback_action == bot.requests[0].legal_actions[0].id and not illegal.forfeit
+    assert malformed.kind == "malformed" and "empty action id" in malformed.reason
+    assert record.forfeits == []
+    notices = wait_for(lambda: len(bot.messages("fault_notice")) >= 2 and bot.messages("fault_notice"))
+    assert [n.fault.kind for n in notices[:2]] == [bot_pb2.FAULT_KIND_ILLEGAL, bot_pb2.FAULT_KIND_MALFORMED]
+    ended = wait_for(lambda: bot.messages("match_ended"), what="MatchEnded")[0]
+    assert [f.kind for f in ended.faults] == [bot_pb2.FAULT_KIND_ILLEGAL, bot_pb2.FAULT_KIND_MALFORMED]
+    assert ended.faults[0].step == illegal.step and ended.faults[0].reason == illegal.reason
+    bot.close()
+
+
+def test_slow_bot_times_out_then_forfeits(stack: Stack) -> None:
+    def slow(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
+        if len(bot.requests) <= 2:
+            time.sleep(request.time_limit_ms / 1000 + 0.2)  # answer after the deadline
+        bot.answer(request)
+
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=slow).connect()
+    wait_for_bot(stack.registry, "raw1")
+    started = time.monotonic()
+    record = run_match(
+        GAME, 2, 8, [RemoteSeat("raw1", "raw-one", stack.registry), house(3)], time_control=FAST
+    )
+    replay_matches(record)
+    assert time.monotonic() - started < 10
+    first, second = record.faults
+    assert first.kind == second.kind == "timeout"
+    assert "no answer within 1.00s" in first.reason  # decision time plus the whole bank
+    assert "no answer within 0.50s" in second.reason  # the bank is spent
+    assert second.forfeit and record.forfeits == [0] and record.result["ranks"][0] == 2
+    notice = wait_for(lambda: bot.messages("fault_notice"), what="timeout notice")[0]
+    assert notice.fault.kind == bot_pb2.FAULT_KIND_TIMEOUT
+    stale = wait_for(lambda: bot.errors(), what="late answer refused")[0]
+    assert stale.reason == bot_pb2.ERROR_REASON_STALE_REQUEST
+    bot.close()
+
+
+def test_bot_that_disconnects_mid_match_forfeits(stack: Stack) -> None:
+    def quitter(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
+        if len(bot.requests) == 5:
+            bot.close()
+            return
+        bot.answer(request)
+
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=quitter).connect()
+    wait_for_bot(stack.registry, "raw1")
+    record = run_match(
+        GAME, 2, 9, [RemoteSeat("raw1", "raw-one", stack.registry), house(4)], time_control=FAST
+    )
+    replay_matches(record)
+    [fault] = record.faults
+    assert fault.kind == "disconnect" and fault.forfeit and record.forfeits == [0]
+    assert "stream ended" in fault.reason and "did not reconnect" in fault.reason
+    assert fault.step == bot.requests[4].step
+
+
+def test_resign_forfeits(stack: Stack) -> None:
+    def resigner(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
+        if len(bot.requests) == 3:
+            bot.send(bot_pb2.BotMessage(resign=bot_pb2.Resign(match_id=request.match_id, reason="hopeless")))
+            return
+        bot.answer(request)
+
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=resigner).connect()
+    wait_for_bot(stack.registry, "raw1")
+    record = run_match(
+        GAME, 2, 10, [house(5), RemoteSeat("raw1", "raw-one", stack.registry)], time_control=FAST
+    )
+    replay_matches(record)
+    [fault] = record.faults
+    assert fault.kind == "resign" and "hopeless" in fault.reason and fault.forfeit and record.forfeits == [1]
+    bot.send(bot_pb2.BotMessage(resign=bot_pb2.Resign(match_id="someone-elses")))
+    denied = wait_for(lambda: bot.errors(), what="refusal")[0]
+    assert denied.reason == bot_pb2.ERROR_REASON_NOT_YOUR_SEAT
+    bot.close()
+
+
+def test_revoked_token_drops_the_stream_at_once(stack: Stack) -> None:
+    revoked_at: list[float] = []
+
+    def player(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
+        if len(bot.requests) == 4 and not revoked_at:
+            revoked_at.append(time.monotonic())
+            stack.registry.publish_revocation("revoke")  # what the ladder does when the owner revokes
+            return
+        bot.answer(request)
+
+    bot = RawBot(stack.gateway.target, "tok-revoke", behaviour=player).connect()
+    wait_for_bot(stack.registry, "revoke")
+    record = run_match(
+        GAME, 2, 11, [RemoteSeat("revoke", "revoked", stack.registry), house(6)], time_control=FAST
+    )
+    replay_matches(record)
+    assert bot.wait_closed() == grpc.StatusCode.UNAUTHENTICATED and "revoked" in bot.details
+    [fault] = record.faults
+    assert fault.kind == "disconnect" and fault.forfeit and "UNAUTHENTICATED" in fault.reason
+    again = RawBot(stack.gateway.target, "tok-revoke").connect(wait=False)
+    assert again.wait_closed() == grpc.StatusCode.UNAUTHENTICATED
+    bot.close()
+    again.close()
+
+
+def test_several_matches_at_once_on_one_stream(stack: Stack) -> None:
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=first_legal, capacity=3).connect()
+    wait_for_bot(stack.registry, "raw1")
+    records: list[MatchRecord] = []
+    peak: list[int] = []
+
+    def one(seed: int) -> None:
+        seat = RemoteSeat("raw1", "raw-one", stack.registry)
+        records.append(run_match(GAME, 2, seed, [seat, house(seed)], time_control=TimeControl(2.0, 5.0, 3)))
+
+    threads = [threading.Thread(target=one, args=(20 + i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        peak.append(max((b.matches for b in online_bots(stack.registry) if b.bot_id == "raw1"), default=0))
+        time.sleep(0.02)
+    for t in threads:
+        t.join()
+    assert len(records) == 3 and all(r.faults == [] for r in records)
+    for record in records:
+        replay_matches(record)
+    assert max(peak) >= 2
+    assert len({m.match_id for m in bot.messages("match_ended")}) == 3
+    bot.close()
+
+
+def test_no_stream_at_start_is_a_disconnect_forfeit(stack: Stack) -> None:
+    record = run_match(
+        GAME, 2, 12, [RemoteSeat("nobody", "ghost", stack.registry), house(7)], time_control=FAST
+    )
+    replay_matches(record)
+    [fault] = record.faults
+    assert fault.kind == "disconnect" and fault.step == 0 and "no stream open" in fault.reason
+
+
+def test_gateway_restart_mid_match_resumes_on_the_new_gateway(tmp_path: Path) -> None:
+    stack = start_stack(tmp_path)
+    bot = BotProcess("random", stack.gateway.target, "tok-alpha", tmp_path, "--seed", "4")
+    try:
+        wait_for_bot(stack.registry, "alpha")
+        first_id = stack.gateway.gateway_id
+        restarts: list[str] = []
+
+        def on_step(state, record) -> None:
+            if state.step == 30:
+                stack.gateway.restart()  # SIGTERM: streams closed with UNAVAILABLE, then a new process
+                restarts.append("graceful")
+            elif state.step == 90:
+                stack.gateway.kill()  # a crash: no goodbye at all
+                stack.gateway.start()
+                restarts.append("crash")
+
+        seat = RemoteSeat("alpha", "py-random", stack.registry, reconnect_grace=15)
+        record = run_match(
+            GAME, 2, 13, [seat, house(8)], time_control=TimeControl(2.0, 5.0, 3), on_step=on_step
+        )
+        replay_matches(record)
+        assert restarts == ["graceful", "crash"] and stack.gateway.gateway_id != first_id
+        assert record.faults == [] and record.forfeits == []
+        kinds = [i["kind"] for i in record.incidents]
+        assert kinds == ["gateway_lost", "resumed", "gateway_lost", "resumed"]
+        assert all(i["seat"] == 0 for i in record.incidents)
+        output = wait_for(
+            lambda: "ended: rank" in bot.output() and bot.output(), what="bot to hear the result"
+        )
+        assert "UNAVAILABLE" in output and "gateway shutting down; reconnect" in output
+        assert "resumed on this stream" in output
+        scores = record.result["game"]["scores"]
+        assert f"scores {scores}" in output
+    finally:
+        bot.stop()
+        stack.gateway.stop()
+
+
+def test_no_gateway_left_aborts_the_match_unrated(tmp_path: Path) -> None:
+    stack = start_stack(tmp_path)
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=first_legal).connect()
+    try:
+        wait_for_bot(stack.registry, "raw1")
+
+        def on_step(state, record) -> None:
+            if state.step == 10:
+                stack.gateway.kill()
+
+        seat = RemoteSeat("raw1", "raw-one", stack.registry, reconnect_grace=1.0)
+        with pytest.raises(MatchAborted, match="no gateway alive"):
+            run_match(GAME, 2, 14, [seat, house(9)], time_control=FAST, on_step=on_step)
+    finally:
+        bot.close()
+        stack.gateway.stop()
+
+
+def test_redis_registry_end_to_end(tmp_path: Path) -> None:
+    import os
+    import uuid
+
+    from engine_service.gateway.registry import RedisRegistry
+
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/5"
+    prefix = f"cvs:test:{uuid.uuid4().hex[:8]}"
+    stack = start_stack(tmp_path, env={"REDIS_URL": url, "CARAVANSERAI_REGISTRY_PREFIX": prefix})
+    registry = RedisRegistry(url, prefix=prefix, ttl=3.0)
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=first_legal).connect()
+    try:
+        wait_for_bot(registry, "raw1")
+        assert not SqliteRegistry(tmp_path / "registry.sqlite3").sessions()  # Redis, not the file
+        record = run_match(
+            GAME, 2, 15, [RemoteSeat("raw1", "raw-one", registry), house(10)], time_control=FAST
+        )
+        replay_matches(record)
+        assert record.faults == []
+    finally:
+        bot.close()
+        stack.gateway.stop()
+        for key in registry.client.scan_iter(f"{prefix}:*"):
+            registry.client.delete(key)
