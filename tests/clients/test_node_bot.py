@@ -55,8 +55,8 @@ def test_node_bot_plays_the_python_sdk_bot_and_a_house_bot(stack: Stack) -> None
             assert record.faults == []
             scores = record.result["game"]["scores"]
             line = wait_for(
-                lambda: next(
-                    (ln for ln in node.output().splitlines() if f"{record.match_id} ended" in ln), None
+                lambda match_id=record.match_id: next(
+                    (ln for ln in node.output().splitlines() if f"{match_id} ended" in ln), None
                 ),
                 what="the Node bot to hear the result",
             )

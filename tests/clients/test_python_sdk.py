@@ -57,7 +57,8 @@ def test_sdk_random_bot_and_external_greedy_bot_play_each_other(stack: Stack) ->
             assert record.faults == []
             scores = record.result["game"]["scores"]
             wait_for(
-                lambda: f"{record.match_id} ended: rank" in alpha.output(), what="the bot to hear the result"
+                lambda match_id=record.match_id: f"{match_id} ended: rank" in alpha.output(),
+                what="the bot to hear the result",
             )
             assert f"scores {scores}" in alpha.output()
     finally:
