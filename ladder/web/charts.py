@@ -33,9 +33,11 @@ def rating_chart_svg(
     series: Sequence[Series], *, width: int = 720, height: int = 280, title: str = "Elo"
 ) -> str:
     """An SVG line chart with axes, grid and a legend; an explanatory empty chart when there is no data."""
-    left, right, top, bottom = 56, 16, 16, 40
-    plot_w, plot_h = width - left - right, height - top - bottom
     drawn = [s for s in series if s.points]
+    legend_h = 18 * len(drawn)
+    height += legend_h
+    left, right, top, bottom = 56, 16, 16, 40 + legend_h
+    plot_w, plot_h = width - left - right, height - top - bottom
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)} history" '
         f'xmlns="http://www.w3.org/2000/svg" preserveAspectRatio="xMidYMid meet">',
@@ -84,7 +86,8 @@ def rating_chart_svg(
             f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="middle" class="chart-tick">{game}</text>'
         )
     parts.append(
-        f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" class="chart-axis">games played</text>'
+        f'<text x="{left + plot_w / 2}" y="{top + plot_h + 30}" text-anchor="middle" class="chart-axis">'
+        "games played</text>"
     )
     for index, s in enumerate(drawn):
         color = PALETTE[index % len(PALETTE)]
@@ -99,11 +102,11 @@ def rating_chart_svg(
                     f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{color}">'
                     f"<title>{escape(s.label)}: game {x}, {y:.1f}</title></circle>"
                 )
-        legend_y = top + 14 + 16 * index
-        parts.append(f'<rect x="{left + 10}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>')
+        legend_y = top + plot_h + 44 + 18 * index
+        parts.append(f'<rect x="{left}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>')
         last = points[-1][1]
         parts.append(
-            f'<text x="{left + 26}" y="{legend_y}" class="chart-legend">{escape(s.label)} ({last:.0f})</text>'
+            f'<text x="{left + 16}" y="{legend_y}" class="chart-legend">{escape(s.label)} ({last:.0f})</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -180,7 +180,7 @@
 
   function stop() {
     state.playing = false;
-    playBtn.textContent = "▶";
+    playBtn.textContent = "▶ Play";
     if (state.timer) clearTimeout(state.timer);
     state.timer = null;
   }
@@ -193,7 +193,7 @@
     if (state.playing) { stop(); return; }
     if (state.step >= cfg.steps) state.step = 0;
     state.playing = true;
-    playBtn.textContent = "❚❚";
+    playBtn.textContent = "❚❚ Pause";
     tick();
   });
   el("rv-first").addEventListener("click", function () { stop(); show(0); });

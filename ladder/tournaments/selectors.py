@@ -1,0 +1,136 @@
+"""Tournament reads: list, detail, scores, standings and crosstable.
+
+Layer: selectors (keyword-only, typed, read only). Scoring is `workers.pairing` (pure): per match, a seat
+earns 1 per opponent finished ahead of, 1/2 per tie, divided by the number of opponents; a Swiss bye is
+worth 1/2. Standings order: points, then Buchholz (sum of the opponents' points), then wins, then seed.
+Only DONE matches count; an ERROR or CANCELLED match scores nothing for anyone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Count, QuerySet
+
+from ladder.matches.models import MatchStatus
+from ladder.tournaments.models import Tournament, TournamentMatch
+from workers.pairing import standings_table
+
+BYE_POINTS = 0.5
+
+
+def tournament_list() -> QuerySet[Tournament]:
+    return (
+        Tournament.objects.select_related("ladder").annotate(entrant_count=Count("entries")).order_by("-id")
+    )
+
+
+def tournament_get(*, tournament_id: int) -> Tournament:
+    try:
+        return Tournament.objects.select_related("ladder").get(pk=tournament_id)
+    except Tournament.DoesNotExist as exc:
+        raise ObjectDoesNotExist(f"no tournament with id {tournament_id}") from exc
+
+
+def _tournament_matches(tournament: Tournament) -> list[TournamentMatch]:
+    return list(
+        TournamentMatch.objects.filter(round__tournament=tournament)
+        .select_related("round", "match")
+        .prefetch_related("match__seats__bot")
+        .order_by("round__number", "table")
+    )
+
+
+def tournament_scores(*, tournament: Tournament) -> dict[str, Any]:
+    """Points per entrant (byes included) and the finished tables as (bot ids in seat order, ranks)."""
+    entrants = list(tournament.entries.order_by("seed_order").values_list("bot_id", flat=True))
+    tables = []
+    for tm in _tournament_matches(tournament):
+        if tm.match.status == MatchStatus.DONE:
+            seats = sorted(tm.match.seats.all(), key=lambda s: s.index)
+            tables.append(([s.bot_id for s in seats], [s.rank for s in seats]))
+    table, cross = standings_table(tables, entrants)
+    byes = {b: 0 for b in entrants}
+    for r in tournament.rounds.all():
+        for b in r.byes:
+            if b in byes:
+                byes[b] += 1
+    points = {b: table[b]["points"] + BYE_POINTS * byes[b] for b in entrants}
+    return {
+        "entrants": entrants,
+        "tables": tables,
+        "table": table,
+        "cross": cross,
+        "byes": byes,
+        "points": points,
+    }
+
+
+def tournament_standings(*, tournament_id: int) -> dict[str, Any]:
+    """Everything a standings page shows: entrants ranked, the crosstable, and the rounds with their matches."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    scores = tournament_scores(tournament=tournament)
+    entrants = scores["entrants"]
+    entries = {e.bot_id: e for e in tournament.entries.select_related("bot")}
+    seed_order = {b: i for i, b in enumerate(entrants)}
+    ranked = sorted(
+        entrants,
+        key=lambda b: (
+            -scores["points"][b],
+            -scores["table"][b]["buchholz"],
+            -scores["table"][b]["wins"],
+            seed_order[b],
+        ),
+    )
+    standings = []
+    for position, b in enumerate(ranked, start=1):
+        row = scores["table"][b]
+        standings.append(
+            {
+                "rank": position,
+                "bot": {"id": b, "name": entries[b].bot.name, "is_house": entries[b].bot.is_house},
+                "points": round(scores["points"][b], 4),
+                "played": row["played"],
+                "wins": row["wins"],
+                "byes": scores["byes"][b],
+                "buchholz": round(row["buchholz"], 4),
+            }
+        )
+    crosstable = {
+        "bots": [{"id": b, "name": entries[b].bot.name} for b in ranked],
+        "rows": [[None if a == b else scores["cross"][a].get(b) for b in ranked] for a in ranked],
+    }
+    rounds: dict[int, dict[str, Any]] = {}
+    for r in tournament.rounds.order_by("number"):
+        rounds[r.number] = {
+            "number": r.number,
+            "finished": r.finished_at is not None,
+            "byes": [{"id": b, "name": entries[b].bot.name} for b in r.byes if b in entries],
+            "matches": [],
+        }
+    for tm in _tournament_matches(tournament):
+        seats = sorted(tm.match.seats.all(), key=lambda s: s.index)
+        rounds[tm.round.number]["matches"].append(
+            {
+                "id": tm.match_id,
+                "table": tm.table,
+                "status": tm.match.status,
+                "seats": [
+                    {
+                        "seat": s.index,
+                        "bot": {"id": s.bot_id, "name": s.bot.name},
+                        "rank": s.rank,
+                        "score": s.score,
+                    }
+                    for s in seats
+                ],
+            }
+        )
+    return {
+        "tournament": tournament,
+        "standings": standings,
+        "crosstable": crosstable,
+        "rounds": list(rounds.values()),
+        "rounds_played": sum(1 for r in rounds.values() if r["finished"]),
+    }

@@ -1,0 +1,144 @@
+"""Server-rendered pages: they render real data, registration shows the token once, owners alone change
+their bots, and the rating chart is drawn."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from ladder.bots.models import Bot
+from ladder.bots.selectors import bot_identity_for_token
+from ladder.web.charts import Series, rating_chart_svg
+from tests.ladder.conftest import play
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice_client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def some_matches(ladder2, ladder4, make_bot):
+    bots = [make_bot(name=f"Caravan {i}") for i in range(4)]
+    matches = [play(ladder4, bots, 31), play(ladder2, bots[:2], 32), play(ladder2, bots[1:3], 33)]
+    return bots, matches
+
+
+def test_home_and_leaderboard(client, some_matches, ladder2):
+    home = client.get("/")
+    assert home.status_code == 200 and b"Expedition, 2 players" in home.content
+    board = client.get(f"/ladders/{ladder2.slug}/")
+    assert board.status_code == 200
+    html = board.content.decode()
+    assert "Caravan 1" in html and 'id="leaderboard"' in html
+    assert client.get("/ladders/nope/").status_code == 404
+
+
+def test_bot_page_has_chart(client, some_matches):
+    bot = some_matches[0][1]
+    page = client.get(f"/bots/{bot.pk}/")
+    html = page.content.decode()
+    assert page.status_code == 200 and "<svg" in html and "polyline" in html
+    assert "Rotate token" not in html  # not the owner
+
+
+def test_match_pages(client, some_matches):
+    match = some_matches[1][0]
+    listing = client.get("/matches/?status=DONE")
+    assert listing.status_code == 200 and f"#{match.pk}" in listing.content.decode()
+    assert client.get("/matches/?status=bogus&ladder=x&page=zz").status_code == 200
+    detail = client.get(f"/matches/{match.pk}/")
+    html = detail.content.decode()
+    assert detail.status_code == 200 and 'id="viewer"' in html and "replay.js" in html
+    assert client.get("/matches/999999/").status_code == 404
+
+
+def test_register_shows_token_once(client, alice_client):
+    assert client.get("/bots/new/").status_code == 302  # login first
+    page = alice_client.post(
+        "/bots/new/", {"name": "Polo", "games": ["expedition-v1"], "description": "", "max_concurrent": 2}
+    )
+    assert page.status_code == 200 and page["Cache-Control"] == "no-store"
+    token = page.context["token"]
+    assert token in page.content.decode()
+    bot = Bot.objects.get(name="Polo")
+    assert bot_identity_for_token(token=token).bot_id == bot.pk
+    again = alice_client.get(f"/bots/{bot.pk}/")
+    assert token not in again.content.decode() and "Rotate token" in again.content.decode()
+
+
+def test_register_form_errors(alice_client, make_bot):
+    make_bot(name="Taken")
+    page = alice_client.post("/bots/new/", {"name": "taken", "games": ["expedition-v1"], "max_concurrent": 1})
+    assert page.status_code == 200 and "already exists" in page.content.decode()
+    page = alice_client.post("/bots/new/", {"name": "Fine", "games": [], "max_concurrent": 1})
+    assert page.status_code == 200 and "This field is required" in page.content.decode()
+
+
+def test_owner_actions(alice_client, other_user, make_bot):
+    bot = make_bot()
+    rotated = alice_client.post(f"/bots/{bot.pk}/rotate/")
+    assert rotated.status_code == 200 and rotated.context["token"].startswith("cvs_")
+    assert alice_client.post(f"/bots/{bot.pk}/revoke/").status_code == 302
+    bot.refresh_from_db()
+    assert bot.token_hash is None
+    intruder = Client()
+    intruder.force_login(other_user)
+    assert intruder.post(f"/bots/{bot.pk}/retire/").status_code == 403
+    assert intruder.get(f"/bots/{bot.pk}/edit/").status_code == 403
+    assert alice_client.get(f"/bots/{bot.pk}/rotate/").status_code == 405
+    assert alice_client.post(f"/bots/{bot.pk}/explode/").status_code == 404
+    assert alice_client.post(f"/bots/{bot.pk}/retire/").status_code == 302
+    bot.refresh_from_db()
+    assert not bot.active
+
+
+def test_edit(alice_client, make_bot):
+    bot = make_bot()
+    response = alice_client.post(
+        f"/bots/{bot.pk}/edit/",
+        {"name": "Renamed", "games": ["expedition-v1"], "description": "x", "max_concurrent": 3},
+    )
+    assert response.status_code == 302
+    bot.refresh_from_db()
+    assert (bot.name, bot.max_concurrent) == ("Renamed", 3)
+
+
+def test_signup_login_logout(client, user):
+    response = client.post(
+        "/signup/",
+        {"username": "carol", "password1": "a-long-pass-phrase", "password2": "a-long-pass-phrase"},
+    )
+    assert response.status_code == 302 and response["Location"] == "/bots/new/"
+    client.post("/logout/")
+    assert (
+        client.post("/login/", {"username": "alice", "password": "correct-horse-battery"}).status_code == 302
+    )
+    assert client.get("/me/bots/").status_code == 200
+
+
+def test_login_is_throttled(client, user):
+    codes = [
+        client.post("/login/", {"username": "alice", "password": "wrong"}).status_code for _ in range(22)
+    ]
+    assert codes[0] == 200 and codes[-1] == 429
+
+
+def test_admin_and_health(client, staff_user, some_matches):
+    staff_user.is_superuser = True
+    staff_user.save()
+    client.force_login(staff_user)
+    for url in ("/admin/", "/admin/matches/match/", "/admin/ratings/ratingledger/", "/admin/bots/bot/"):
+        assert client.get(url).status_code == 200, url
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_chart_svg():
+    empty = rating_chart_svg([])
+    assert "No rated games yet" in empty
+    svg = rating_chart_svg([Series("Ladder <2p>", [(1, 1516.0), (2, 1501.2)], start=1500.0)])
+    assert svg.startswith("<svg") and "polyline" in svg and "Ladder &lt;2p&gt;" in svg
