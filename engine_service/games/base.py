@@ -265,6 +265,11 @@ class GameSpec(ABC):
     def render_view(self, view: Mapping[str, Any]) -> str:
         """A readable text frame of an observation or spectator view (for `caravan replay show`)."""
 
+    def option_variants(self, num_players: int) -> list[JsonDict]:
+        """The option sets worth covering for this player count (the conformance suite runs each);
+        defaults only, unless a game names more."""
+        return [{}]
+
     def describe(self) -> JsonDict:
         return {
             "game_id": self.game_id,

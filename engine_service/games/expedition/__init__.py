@@ -81,6 +81,9 @@ class ExpeditionSpec(GameSpec):
     summary = "A caravan race along a 29-space track paid with goods and leader cards; 2-5 players."
     turn_cap_note = f"{TURN_CAP} turns; then the leg-2 scoring spaces pay as at Daidu"
 
+    def option_variants(self, num_players: int) -> list[JsonDict]:
+        return [{}, {"strategic_two_player": True}] if num_players == 2 else [{}]
+
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState:
         state = ExpeditionState(num_players=num_players, options=options, rng=rng)
         state.setup()

@@ -9,6 +9,7 @@ A game joins by registering; nothing here names a game.
 from __future__ import annotations
 
 import json
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -17,9 +18,20 @@ from engine_service.games.rng import ChanceRng
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, ReplayMismatch, run_match, verify
 
-CONFIGS = [(spec.game_id, n) for spec in list_games() for n in range(spec.min_players, spec.max_players + 1)]
+CONFIGS = [
+    (spec.game_id, n, options)
+    for spec in list_games()
+    for n in range(spec.min_players, spec.max_players + 1)
+    for options in spec.option_variants(n)
+]
 SEEDS = (3, 11)
 MAX_STEPS = 50_000
+
+
+class Config(NamedTuple):
+    game_id: str
+    players: int
+    options: dict[str, Any]
 
 
 def _random_walk(state: GameState, rng: ChanceRng, steps: int) -> list[tuple[int, str]]:
@@ -35,9 +47,10 @@ def _random_walk(state: GameState, rng: ChanceRng, steps: int) -> list[tuple[int
     return log
 
 
-def _sampled_states(game_id: str, n: int, seed: int, points: int = 6) -> list[GameState]:
+def _sampled_states(config: Config, seed: int, points: int = 6) -> list[GameState]:
     """Snapshots of one random game at spread-out steps (the start included)."""
-    state = make(game_id, n, seed)
+    game_id, n, options = config
+    state = make(game_id, n, seed, options)
     rng = ChanceRng(seed * 31 + n)
     snapshots = [state.clone()]
     while not state.is_over() and len(snapshots) < points:
@@ -46,27 +59,32 @@ def _sampled_states(game_id: str, n: int, seed: int, points: int = 6) -> list[Ga
     return snapshots
 
 
-@pytest.fixture(params=CONFIGS, ids=[f"{g}-{n}p" for g, n in CONFIGS])
-def config(request: pytest.FixtureRequest) -> tuple[str, int]:
-    return request.param
+def _config_id(game_id: str, n: int, options: dict[str, Any]) -> str:
+    return f"{game_id}-{n}p" + "".join(f"-{k}={v}" for k, v in sorted(options.items()))
 
 
-def test_same_seed_same_game(config: tuple[str, int]) -> None:
-    game_id, n = config
+@pytest.fixture(params=CONFIGS, ids=[_config_id(*c) for c in CONFIGS])
+def config(request: pytest.FixtureRequest) -> Config:
+    return Config(*request.param)
+
+
+def test_same_seed_same_game(config: Config) -> None:
+    game_id, n, options = config
     records = [
-        run_match(game_id, n, 5, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], hash_every=5)
+        run_match(
+            game_id, n, 5, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], options, hash_every=5
+        )
         for _ in range(2)
     ]
     assert records[0].actions == records[1].actions
     assert records[0].hashes == records[1].hashes
-    other = run_match(game_id, n, 6, [HouseSeat(make_policy("random", seed=i)) for i in range(n)])
+    other = run_match(game_id, n, 6, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], options)
     assert other.hashes[0] != records[0].hashes[0], "a different seed must deal a different game"
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_json_round_trip_keeps_state_and_future(config: tuple[str, int], seed: int) -> None:
-    game_id, n = config
-    for state in _sampled_states(game_id, n, seed):
+def test_json_round_trip_keeps_state_and_future(config: Config, seed: int) -> None:
+    for state in _sampled_states(config, seed):
         data = json.loads(json.dumps(state.to_json()))
         loaded = state_from_json(data)
         assert loaded.state_hash() == state.state_hash()
@@ -89,9 +107,9 @@ def test_json_round_trip_keeps_state_and_future(config: tuple[str, int], seed: i
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_every_legal_action_applies_and_ids_are_unique(config: tuple[str, int], seed: int) -> None:
-    game_id, n = config
-    for state in _sampled_states(game_id, n, seed):
+def test_every_legal_action_applies_and_ids_are_unique(config: Config, seed: int) -> None:
+    n = config.players
+    for state in _sampled_states(config, seed):
         if state.is_over():
             assert state.current_seats() == []
             continue
@@ -111,9 +129,9 @@ def test_every_legal_action_applies_and_ids_are_unique(config: tuple[str, int], 
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_illegal_actions_raise_and_change_nothing(config: tuple[str, int], seed: int) -> None:
-    game_id, n = config
-    for state in _sampled_states(game_id, n, seed):
+def test_illegal_actions_raise_and_change_nothing(config: Config, seed: int) -> None:
+    n = config.players
+    for state in _sampled_states(config, seed):
         before = state.state_hash()
         if state.is_over():
             with pytest.raises(IllegalAction):
@@ -131,10 +149,10 @@ def test_illegal_actions_raise_and_change_nothing(config: tuple[str, int], seed:
             assert state.state_hash() == before
 
 
-def test_random_games_end_under_the_cap_with_valid_results(config: tuple[str, int]) -> None:
-    game_id, n = config
+def test_random_games_end_under_the_cap_with_valid_results(config: Config) -> None:
+    game_id, n, options = config
     for seed in SEEDS:
-        state = make(game_id, n, seed)
+        state = make(game_id, n, seed, options)
         _random_walk(state, ChanceRng(seed), MAX_STEPS)
         assert state.is_over(), f"seed {seed}: not over after {MAX_STEPS} steps"
         result = state.result()
@@ -143,15 +161,15 @@ def test_random_games_end_under_the_cap_with_valid_results(config: tuple[str, in
         json.dumps(result.to_json())
 
 
-def test_replays_verify_and_tampering_is_caught(config: tuple[str, int]) -> None:
-    game_id, n = config
+def test_replays_verify_and_tampering_is_caught(config: Config) -> None:
+    game_id, n, options = config
     record = run_match(
-        game_id, n, 9, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], hash_every=7
+        game_id, n, 9, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], options, hash_every=7
     )
     final = verify(record)
     assert final.state_hash() == record.hashes[record.steps]
     # Another legal action somewhere in the middle: the replay must name the first differing step.
-    probe = make(game_id, n, 9)
+    probe = make(game_id, n, 9, options)
     for index, (seat, action_id) in enumerate(record.actions):
         alternatives = [a.id for a in probe.legal_actions(seat) if a.id != action_id]
         if alternatives and index >= record.steps // 3:
@@ -167,11 +185,11 @@ def test_replays_verify_and_tampering_is_caught(config: tuple[str, int]) -> None
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_no_hidden_information_leaks(config: tuple[str, int], seed: int) -> None:
-    game_id, n = config
+def test_no_hidden_information_leaks(config: Config, seed: int) -> None:
+    n = config.players
     rng = ChanceRng(seed + 1000)
     changed_something = False
-    for state in _sampled_states(game_id, n, seed, points=8):
+    for state in _sampled_states(config, seed, points=8):
         for seat in range(n):
             for _ in range(3):
                 other = state.shuffle_hidden(seat, rng)
@@ -189,11 +207,11 @@ def test_no_hidden_information_leaks(config: tuple[str, int], seed: int) -> None
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_sampled_states_are_consistent_with_the_observation(config: tuple[str, int], seed: int) -> None:
-    game_id, n = config
+def test_sampled_states_are_consistent_with_the_observation(config: Config, seed: int) -> None:
+    game_id, n, _ = config
     spec = get_game(game_id)
     rng = ChanceRng(seed + 2000)
-    for state in _sampled_states(game_id, n, seed):
+    for state in _sampled_states(config, seed):
         for seat in range(n):
             observation = state.observation(seat)
             assert observation["game_id"] == game_id and observation["seat"] == seat
