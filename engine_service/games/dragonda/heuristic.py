@@ -18,16 +18,24 @@ from __future__ import annotations
 from functools import cache
 
 from engine_service.games.base import Action
-from engine_service.games.dragonda.board import BOARD, GOODS, HOME, MEANS_TABLE, PASSES, REQUIRED
+from engine_service.games.dragonda.board import (
+    BOARD,
+    GOODS,
+    HOME,
+    MEANS_TABLE,
+    PASSES,
+    REQUIRED,
+)
 from engine_service.games.dragonda.rules import WIN_XP, DragondaState, cargo_total
 
 DECK_SIZE = 76
 BASE_RATE = 0.7  # XP per turn a traveller in the far zones can expect (spec 6.1)
-MIX = 0.35  # share of the smaller of the two turn estimates that still counts
-ZONE_WEIGHT = 0.6
+MIX = 0.7  # share of the smaller of the two turn estimates that still counts
+ZONE_WEIGHT = 1.0  # one draw's expected XP in the zone the token ends on
+MIN_RATE = 0.2
 ZECCHINI_PER_XP = 15.0
 MONEY_SOFT_CAP = 160.0
-STEP_COST = 0.6  # zecchini a piece loses per step carried to its best market
+STEP_COST = 0.06  # zecchini a piece loses per step carried to its best market
 CARGO_DISCOUNT = 0.95
 PASS_VALUE = {"PL": 2.2, "CT": 2.6}
 DEFENCE_VALUE = 0.9
@@ -82,17 +90,17 @@ def best_sale(space: str, good: str, sea: bool) -> float:
     return best
 
 
-def _tour_steps(state: DragondaState, seat: int) -> int:
-    pos = state.pos[seat]
-    mask = 0
-    for i, city in enumerate(REQUIRED):
-        if city not in state.visited[seat]:
-            mask |= 1 << i
+def _dist_table(state: DragondaState, seat: int, pos: str) -> tuple[dict[str, int], bool]:
+    """The distances the seat's means travels by from `pos` (land, or land+sea for a Ship or at sea)."""
     land = state.means[seat] != "ship" and pos in BOARD.land_dist
-    dist = (BOARD.land_dist if land else BOARD.comb_dist)[pos]
-    tours = BOARD.tour_land if land else BOARD.tour_comb
+    return (BOARD.land_dist if land else BOARD.comb_dist)[pos], land
+
+
+def _tour_steps(dist: dict[str, int], land: bool, mask: int) -> int:
+    """Steps from here through every required city in `mask` (bits over REQUIRED) and back to VEN."""
     if mask == 0:
         return dist[HOME]
+    tours = BOARD.tour_land if land else BOARD.tour_comb
     best = None
     for i, city in enumerate(REQUIRED):
         if mask >> i & 1:
@@ -102,31 +110,69 @@ def _tour_steps(state: DragondaState, seat: int) -> int:
     return best
 
 
+def _camps() -> dict[str, str]:
+    """For each land zone, its land space nearest to VEN: where a traveller may gather the last XP."""
+    camps: dict[str, str] = {}
+    for space, _steps in sorted(BOARD.land_dist[HOME].items(), key=lambda item: (item[1], item[0])):
+        camps.setdefault(BOARD.zone[space], space)
+    return camps
+
+
+CAMPS = _camps()
+
+
 def _money_value(zecchini: float) -> float:
     capped = min(zecchini, MONEY_SOFT_CAP)
     return capped / ZECCHINI_PER_XP + max(0.0, zecchini - MONEY_SOFT_CAP) / (4 * ZECCHINI_PER_XP)
 
 
-def prospects(state: DragondaState, seat: int, *, own_hand: bool) -> float:
-    """One seat's standing in XP; `own_hand` says whether the hand may be read (only the judging seat's)."""
-    xp = state.xp[seat]
+def _mask(state: DragondaState, seat: int) -> int:
+    mask = 0
+    for i, city in enumerate(REQUIRED):
+        if city not in state.visited[seat]:
+            mask |= 1 << i
+    return mask
+
+
+def _position_value(state: DragondaState, seat: int, pos: str, mask: int, xp: int) -> float:
+    """The part of a seat's prospects that depends on where its token ends the turn (goods included: they
+    are worth the best sale reachable from there; money and goods share one scale of diminishing worth)."""
     means = state.means[seat]
     speed = SHIP_LAND_SPEED if means == "ship" else float(MEANS_TABLE[means].movement)
-    travel = _tour_steps(state, seat) / speed
-    xp_turns = max(0, WIN_XP - xp) / BASE_RATE
-    turns = max(travel, xp_turns) + MIX * min(travel, xp_turns)
-    value = -BASE_RATE * turns + 0.1 * max(0, xp - WIN_XP)
     passes = state.passes[seat]
-    value += ZONE_WEIGHT * zone_rate(BOARD.zone[state.pos[seat]], passes["PL"] > 0, passes["CT"] > 0)
-    sea = means == "ship"
+    has = (passes["PL"] > 0, passes["CT"] > 0)
+    need = max(0, WIN_XP - xp)
+    dist, land = _dist_table(state, seat, pos)
+    here = zone_rate(BOARD.zone[pos], *has)
+    if mask:
+        travel = _tour_steps(dist, land, mask) / speed
+        xp_turns = need / zone_rate("3", *has)
+        turns = max(travel, xp_turns) + MIX * min(travel, xp_turns)
+    else:
+        # Every city seen: gather the XP still needed where it comes fastest near home, then go home.
+        home = dist[HOME] / speed
+        turns = home + (need / max(here, MIN_RATE) if need else 0.0)
+        for zone, camp in CAMPS.items():
+            if need and camp in dist:
+                turns = min(
+                    turns, (dist[camp] + BOARD.land_dist[camp][HOME]) / speed + need / zone_rate(zone, *has)
+                )
+    value = -BASE_RATE * turns + ZONE_WEIGHT * here
     cargo = state.cargo[seat]
     goods = 0.0
     if cargo_total(cargo):
-        pieces = sorted(
-            (best_sale(state.pos[seat], g, sea) for g in GOODS for _ in range(cargo[g])), reverse=True
-        )
+        sea = means == "ship"
+        pieces = sorted((best_sale(pos, g, sea) for g in GOODS for _ in range(cargo[g])), reverse=True)
         goods = CARGO_DISCOUNT * sum(pieces[: MEANS_TABLE[means].capacity])
-    value += _money_value(state.money[seat] + goods)
+    return value + _money_value(state.money[seat] + goods)
+
+
+def prospects(state: DragondaState, seat: int, *, own_hand: bool) -> float:
+    """One seat's standing in XP; `own_hand` says whether the hand may be read (only the judging seat's)."""
+    xp = state.xp[seat]
+    value = _position_value(state, seat, state.pos[seat], _mask(state, seat), xp)
+    value += 0.1 * max(0, xp - WIN_XP)
+    passes = state.passes[seat]
     value += sum(PASS_VALUE[p] * passes[p] for p in PASSES)
     hand = state.hands[seat]
     if own_hand:

@@ -109,8 +109,8 @@ class DragondaState(GameState):
             "event": None,  # the Event card id being or last resolved this turn (public)
             "roll": None,
             "attacked": False,
-            "moves_left": 0,
-            "moved": 0,
+            "movement": 0,  # spaces the token may move this turn (0 when blocked)
+            "moved": 0,  # spaces it moved
             "traded": {},  # good -> "buy" | "sell" (a good is only bought or only sold in one trade step)
             "new_means": False,
         }
@@ -531,17 +531,60 @@ class DragondaState(GameState):
             self.pos[seat] in BOARD.passage
             and self.means[seat] != "ship"
             and self.money[seat] < PASSAGE_MONEY
-            and self.turn["moved"] == 0
         )
 
+    def _relevant_places(self, seat: int) -> list[str]:
+        """Places whose entering changes something: unvisited required cities, unclaimed bonus places."""
+        places = [c for c in REQUIRED if c not in self.visited[seat]]
+        places += [p for p, key in BONUS_PLACES.items() if self.bonus[key] is None]
+        return places
+
+    def move_options(self, seat: int) -> list[tuple[str, tuple[str, ...], list[str]]]:
+        """Every distinct move: (destination, relevant places entered on the way, one shortest such path).
+
+        Two walks with the same end and the same newly entered relevant places are the same move for the
+        rules (only the end's zone and those visits matter), so each pair is offered once, with the first
+        path a breadth-first search finds (neighbours in board order)."""
+        start = self.pos[seat]
+        movement = int(self.turn["movement"])
+        if movement <= 0:
+            return []
+        sea = self.means[seat] == "ship"
+        relevant = self._relevant_places(seat)
+        bit = {place: 1 << i for i, place in enumerate(relevant)}
+        parent: dict[tuple[str, int], tuple[str, int] | None] = {(start, 0): None}
+        frontier = [(start, 0)]
+        for _ in range(movement):
+            nxt_frontier = []
+            for node, mask in frontier:
+                for nxt in BOARD.neighbours(node, sea=sea):
+                    item = (nxt, mask | bit.get(nxt, 0))
+                    if item not in parent:
+                        parent[item] = (node, mask)
+                        nxt_frontier.append(item)
+            frontier = nxt_frontier
+        options = []
+        for (node, mask), _ in parent.items():
+            if (node, mask) == (start, 0):
+                continue
+            path: list[str] = []
+            back: tuple[str, int] | None = (node, mask)
+            while back is not None and back != (start, 0):
+                path.append(back[0])
+                back = parent[back]
+            path.reverse()
+            via = tuple(sorted(p for p in relevant if mask & bit[p] and p != node))
+            options.append((node, via, path))
+        options.sort(key=lambda o: (BOARD.order_key(o[0]), o[1]))
+        return options
+
     def _move_actions(self, seat: int) -> list[Action]:
-        actions = [Action("stop", "move_stop", {"moved": self.turn["moved"]})]
-        if self.turn["moves_left"] > 0:
-            sea = self.means[seat] == "ship"
-            for nxt in BOARD.neighbours(self.pos[seat], sea=sea):
-                actions.append(
-                    Action(f"step:{nxt}", "step", {"to": nxt, "left": self.turn["moves_left"] - 1})
-                )
+        actions = [Action("stop", "move_stop", {"movement": self.turn["movement"]})]
+        for dest, via, path in self.move_options(seat):
+            move_id = f"move:{dest}" + (f":via:{'+'.join(via)}" if via else "")
+            actions.append(
+                Action(move_id, "move", {"to": dest, "via": list(via), "path": path, "steps": len(path)})
+            )
         if self._passage_allowed(seat):
             port = BOARD.passage[self.pos[seat]]
             actions.append(Action(f"passage:{port}", "passage", {"to": port}))
@@ -617,14 +660,14 @@ class DragondaState(GameState):
             self.stack.append({"kind": "defence", "seat": target, "attacker": seat, "card": card})
         elif kind == "move_stop":
             self.phase = "trade_enter"
-        elif kind == "step":
-            to = str(d["to"])
-            self.pos[seat] = to
-            self.turn["moves_left"] -= 1
-            self.turn["moved"] += 1
-            self._visit(seat, to)
-            if self.turn["moves_left"] <= 0:
-                self.phase = "trade_enter"
+        elif kind == "move":
+            path = [str(space) for space in d["path"]]
+            for space in path:
+                self.pos[seat] = space
+                self._visit(seat, space)
+            self.turn["moved"] = len(path)
+            self._log({"event": "move", "seat": seat, "to": path[-1], "steps": len(path)})
+            self.phase = "trade_enter"
         elif kind == "passage":
             to = str(d["to"])
             self._log({"event": "passage", "seat": seat, "from": self.pos[seat], "to": to})
@@ -743,7 +786,7 @@ class DragondaState(GameState):
         if self.false_guide[seat]:
             movement //= 2
             self.false_guide[seat] = False
-        self.turn["moves_left"] = movement
+        self.turn["movement"] = movement
         self.phase = "move"
         if len(self._move_actions(seat)) <= 1:
             self.phase = "trade_enter"
