@@ -14,6 +14,7 @@ from engine_service.games.base import GameSpec, GameState, InvalidOptions
 _GAME_MODULES = (
     "engine_service.games.expedition",
     "engine_service.games.voyages",
+    "engine_service.games.dragonda",
 )
 
 _specs: dict[str, GameSpec] = {}
