@@ -184,6 +184,10 @@ class GameState(ABC):
     def _payload(self) -> JsonDict:
         """The game-specific part of the state as JSON (everything but options, rng and step)."""
 
+    @abstractmethod
+    def load_payload(self, payload: Mapping[str, Any]) -> None:
+        """Restore the game-specific part from `_payload()`'s JSON; raise ValueError if it is malformed."""
+
     def to_json(self) -> JsonDict:
         return {
             "game_id": self.spec.game_id,
@@ -248,8 +252,21 @@ class GameSpec(ABC):
     @abstractmethod
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState: ...
 
-    @abstractmethod
-    def state_from_json(self, data: Mapping[str, Any]) -> GameState: ...
+    state_class: type[GameState]
+
+    def state_from_json(self, data: Mapping[str, Any]) -> GameState:
+        """Load a state saved by `GameState.to_json()`; `InvalidOptions` if it is not one of this game's."""
+        try:
+            players = int(data["num_players"])
+            options = self.resolve_options(data.get("options"), players)
+            state = self.state_class(num_players=players, options=options, rng=ChanceRng(int(data["rng"])))
+            state.step = int(data["step"])
+            state.load_payload(data["state"])
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, InvalidOptions):
+                raise
+            raise InvalidOptions(f"not a saved {self.game_id} state: {exc!r}") from exc
+        return state
 
     @abstractmethod
     def sample_state(self, observation: Mapping[str, Any], rng: ChanceRng) -> GameState:

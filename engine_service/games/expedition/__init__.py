@@ -78,6 +78,7 @@ class ExpeditionSpec(GameSpec):
             (False, True),
         ),
     )
+    state_class = ExpeditionState
     summary = "A caravan race along a 29-space track paid with goods and leader cards; 2-5 players."
     turn_cap_note = f"{TURN_CAP} turns; then the leg-2 scoring spaces pay as at Daidu"
 
@@ -87,14 +88,6 @@ class ExpeditionSpec(GameSpec):
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState:
         state = ExpeditionState(num_players=num_players, options=options, rng=rng)
         state.setup()
-        return state
-
-    def state_from_json(self, data: Mapping[str, Any]) -> GameState:
-        options = self.resolve_options(data.get("options"), int(data["num_players"]))
-        state = ExpeditionState(num_players=int(data["num_players"]), options=options, rng=ChanceRng(0))
-        state.rng.state = int(data["rng"])
-        state.step = int(data["step"])
-        state.load_payload(data["state"])
         return state
 
     def sample_state(self, observation: Mapping[str, Any], rng: ChanceRng) -> GameState:

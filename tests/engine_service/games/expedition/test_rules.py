@@ -293,3 +293,16 @@ def test_two_player_gold_counts_both_pieces() -> None:
     state.apply(0, "draw:deck")
     # Seat 0: Kantshou 6 + piece 2 on 11 (3); seat 1: piece 1 on 13 (5), piece 3 nothing.
     assert state.gold == [3 + 6 + 3, 3 + 5]
+
+
+def test_loading_a_malformed_state_is_a_clear_error() -> None:
+    from engine_service.games import InvalidOptions, state_from_json
+
+    good = make("expedition-v1", 3, 5).to_json()
+    for broken in (
+        {**good, "state": {}},
+        {k: v for k, v in good.items() if k != "rng"},
+        {**good, "num_players": 9},
+    ):
+        with pytest.raises(InvalidOptions):
+            state_from_json(broken)
