@@ -1,6 +1,6 @@
 """The public REST API, version 1 (`/api/v1/`). A breaking change gets a `v2` module beside this one."""
 
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ladder.bots import apis as bots
@@ -34,4 +34,5 @@ urlpatterns = [
     path("matches/<int:match_id>/replay/", replays.ReplayRecordApi.as_view(), name="match-replay"),
     path("matches/<int:match_id>/frames/", replays.ReplayFramesApi.as_view(), name="match-frames"),
     path("matches/<int:match_id>/frames/<int:step>/", replays.ReplayFrameApi.as_view(), name="match-frame"),
+    path("", include("ladder.tournaments.api_urls")),
 ]

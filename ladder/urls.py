@@ -16,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("ladder.api_urls")),
     path("healthz", healthz, name="healthz"),
+    path("", include("ladder.tournaments.urls")),
     path("", include("ladder.web.urls")),
 ]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-VAR_DIR = BASE_DIR / "var"
+VAR_DIR = Path(os.environ.get("CARAVANSERAI_VAR_DIR") or BASE_DIR / "var")  # local data (SQLite, broker)
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "ladder.ratings",
     "ladder.replays",
     "ladder.web",
+    "ladder.tournaments",
 ]
 
 MIDDLEWARE = [

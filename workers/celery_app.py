@@ -1,0 +1,53 @@
+"""The Celery application, configured from the Django settings (`workers.config.celery_settings`, with any
+`CELERY_<NAME>` Django setting taking precedence).
+
+Run a worker: `celery -A workers.celery_app worker -Q matches,matchmaking,tournaments -c 2`; beat:
+`celery -A workers.celery_app beat`. With no REDIS_URL the broker is the embedded SQLite one (see
+`workers.config`), so both run with no server at all.
+
+gRPC channels and the session registry connection are per process and created after fork: the
+`worker_process_init` hook drops anything inherited from the parent (`workers.seats.reset_after_fork`).
+
+Layer: orchestration wiring. It must not run matches itself or import task modules before Django is set up
+(they are listed in `include` and imported by the worker after the Django fixup).
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from celery.signals import worker_process_init
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings.base")
+
+TASK_MODULES = ["workers.matches", "workers.matchmaking", "workers.tournaments"]
+
+
+def _configure(app: Celery) -> None:
+    import django
+    from django.conf import settings
+
+    django.setup()
+    from workers.config import celery_settings
+
+    conf = celery_settings()
+    for name in list(conf):
+        override = getattr(settings, f"CELERY_{name.upper()}", None)
+        if override is not None:
+            conf[name] = override
+    app.conf.update(conf)
+
+
+app = Celery("caravanserai", include=TASK_MODULES)
+_configure(app)
+
+
+@worker_process_init.connect
+def _after_fork(**_: object) -> None:
+    """A pool child starts: new gRPC channels, registry and lease connections (Celery's Django fixup already
+    drops the database connections inherited from the parent)."""
+    from workers import leases, seats
+
+    seats.reset_after_fork()
+    leases.reset_after_fork()

@@ -1,0 +1,160 @@
+"""Worker configuration: the Celery settings derived from the environment and the Django settings, and the
+match timing knobs.
+
+Layer: configuration. Reads the environment and `django.conf.settings`; no I/O.
+
+Broker: Redis when REDIS_URL is set. Otherwise the embedded default (`workers.broker`): kombu's SQLAlchemy
+transport on a SQLite file under var/ (`celery-broker.sqlite3`), which needs no server, takes a write lock per
+fetch (BEGIN IMMEDIATE) so several worker processes and beat share it safely, and keeps results (for chords) in
+`celery-results.sqlite3` through Celery's database backend. Any `CELERY_<NAME>` Django setting overrides the
+computed value of `<name>` (for example CELERY_BROKER_URL).
+
+| Variable | Default | Meaning |
+|---|---|---|
+| REDIS_URL | unset | broker and result backend; unset: SQLite files under var/ |
+| CARAVANSERAI_DECISION_SECONDS | 5 | decision time per move in ladder matches |
+| CARAVANSERAI_TIME_BANK_SECONDS | 30 | time bank per seat and match |
+| CARAVANSERAI_MATCH_SOFT_LIMIT | 1800 | seconds before a match task is stopped (infrastructure failure, retried) |
+| CARAVANSERAI_RECONNECT_GRACE | 10 | seconds a remote seat waits, excused, for its bot after a gateway loss |
+| CARAVANSERAI_RETRY_BACKOFF | 5 | first retry delay after an infrastructure failure (doubles, max 300) |
+| CARAVANSERAI_LEASE_SECONDS | 15 | a running match's lease; a lost worker's match is free again after it |
+| CARAVANSERAI_MATCHMAKING_SECONDS | 5 | beat period of matchmaking |
+| CARAVANSERAI_SWEEP_SECONDS | 20 | beat period of the stale-match sweep and the tournament sweep |
+| CARAVANSERAI_QUEUED_RESEND_SECONDS | 300 | a QUEUED match older than this with no task is sent again |
+| CARAVANSERAI_MAX_QUEUED_PER_LADDER | 8 | matchmaking stops adding to a ladder with this many QUEUED matches |
+| CARAVANSERAI_DUPLICATE_SETS | 0 | 1: matchmaking creates duplicate sets (same seed, seats rotated) |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+QUEUE_MATCHES = "matches"
+QUEUE_MATCHMAKING = "matchmaking"
+QUEUE_TOURNAMENTS = "tournaments"
+QUEUES = (QUEUE_MATCHES, QUEUE_MATCHMAKING, QUEUE_TOURNAMENTS)
+
+
+def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = env.get(name, "")
+    if raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum:g}, not {value:g}")
+    return value
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    decision_seconds: float = 5.0
+    time_bank_seconds: float = 30.0
+    match_soft_limit: float = 1800.0
+    reconnect_grace: float = 10.0
+    retry_backoff: float = 5.0
+    lease_seconds: float = 15.0
+    matchmaking_seconds: float = 5.0
+    sweep_seconds: float = 20.0
+    queued_resend_seconds: float = 300.0
+    max_queued_per_ladder: int = 8
+    duplicate_sets: bool = False
+
+    @property
+    def match_hard_limit(self) -> float:
+        return self.match_soft_limit + 60.0
+
+    @property
+    def visibility_timeout(self) -> int:
+        """Redis redelivers an unacknowledged task after this: longer than any match may run."""
+        return int(self.match_hard_limit * 2 + 600)
+
+    @staticmethod
+    def from_env(env: Mapping[str, str] | None = None) -> WorkerSettings:
+        env = os.environ if env is None else env
+        return WorkerSettings(
+            decision_seconds=_number(env, "CARAVANSERAI_DECISION_SECONDS", 5.0, minimum=0.01),
+            time_bank_seconds=_number(env, "CARAVANSERAI_TIME_BANK_SECONDS", 30.0),
+            match_soft_limit=_number(env, "CARAVANSERAI_MATCH_SOFT_LIMIT", 1800.0, minimum=5),
+            reconnect_grace=_number(env, "CARAVANSERAI_RECONNECT_GRACE", 10.0),
+            retry_backoff=_number(env, "CARAVANSERAI_RETRY_BACKOFF", 5.0, minimum=0.1),
+            lease_seconds=_number(env, "CARAVANSERAI_LEASE_SECONDS", 15.0, minimum=1),
+            matchmaking_seconds=_number(env, "CARAVANSERAI_MATCHMAKING_SECONDS", 5.0, minimum=0.5),
+            sweep_seconds=_number(env, "CARAVANSERAI_SWEEP_SECONDS", 20.0, minimum=1),
+            queued_resend_seconds=_number(env, "CARAVANSERAI_QUEUED_RESEND_SECONDS", 300.0, minimum=5),
+            max_queued_per_ladder=int(_number(env, "CARAVANSERAI_MAX_QUEUED_PER_LADDER", 8, minimum=1)),
+            duplicate_sets=env.get("CARAVANSERAI_DUPLICATE_SETS", "").strip().lower() in {"1", "true", "yes"},
+        )
+
+
+def var_dir() -> Path:
+    from django.conf import settings
+
+    path = Path(getattr(settings, "VAR_DIR", Path(__file__).resolve().parents[1] / "var"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Celery's configuration (lower-case names), before `CELERY_*` Django overrides."""
+    env = os.environ if env is None else env
+    ws = WorkerSettings.from_env(env)
+    redis_url = (env.get("REDIS_URL") or "").strip()
+    if redis_url:
+        broker = backend = redis_url
+        transport_options: dict[str, Any] = {"visibility_timeout": ws.visibility_timeout}
+    else:
+        from workers.broker import ALIAS, register
+
+        register()
+        var = var_dir()
+        broker = f"{ALIAS}+sqlite:///{var / 'celery-broker.sqlite3'}"
+        backend = f"db+sqlite:///{var / 'celery-results.sqlite3'}"
+        transport_options = {"connect_args": {"timeout": 30}}
+    return {
+        "broker_url": broker,
+        "result_backend": backend,
+        "broker_transport_options": transport_options,
+        "result_backend_transport_options": {"visibility_timeout": ws.visibility_timeout},
+        "broker_connection_retry_on_startup": True,
+        "result_expires": 24 * 3600,
+        "result_extended": False,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "timezone": "UTC",
+        "enable_utc": True,
+        "task_default_queue": QUEUE_MATCHES,
+        "task_create_missing_queues": True,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "worker_max_tasks_per_child": 500,
+        "worker_send_task_events": True,
+        "task_send_sent_event": True,
+        "task_track_started": True,
+        "beat_schedule_filename": str(var_dir() / "celerybeat-schedule"),
+        "beat_schedule": {
+            "matchmaking": {
+                "task": "matchmaking.schedule",
+                "schedule": ws.matchmaking_seconds,
+                "options": {"queue": QUEUE_MATCHMAKING, "expires": ws.matchmaking_seconds * 2},
+            },
+            "stale-matches": {
+                "task": "matches.sweep_stale",
+                "schedule": ws.sweep_seconds,
+                "options": {"queue": QUEUE_MATCHMAKING, "expires": ws.sweep_seconds * 2},
+            },
+            "tournaments": {
+                "task": "tournaments.sweep",
+                "schedule": ws.sweep_seconds,
+                "options": {"queue": QUEUE_TOURNAMENTS, "expires": ws.sweep_seconds * 2},
+            },
+        },
+    }

@@ -1,0 +1,176 @@
+"""Leases: short-lived, renewed ownership of a key ("match:42"), shared by every worker process.
+
+Layer: worker infrastructure. A running match holds `match:<id>` and a background thread renews it every
+third of its time to live; a process killed with SIGKILL stops renewing, so its match is free again within one
+lease period, and no two processes ever play the same match at once. Two backends, same semantics: Redis
+(`SET NX PX` plus compare-and-renew scripts) when REDIS_URL is set, else a SQLite file under var/
+(`BEGIN IMMEDIATE` per operation). It must not import Django models or know about matches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Protocol
+
+_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+class LeaseStore(Protocol):
+    def acquire(self, key: str, owner: str, ttl: float) -> bool: ...
+    def renew(self, key: str, owner: str, ttl: float) -> bool: ...
+    def release(self, key: str, owner: str) -> None: ...
+    def holder(self, key: str) -> str | None: ...
+
+
+class RedisLeases:
+    def __init__(self, url: str, prefix: str = "cvs:lease:") -> None:
+        import redis
+
+        self.client = redis.Redis.from_url(
+            url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5
+        )
+        self.prefix = prefix
+        self._renew = self.client.register_script(_RENEW)
+        self._release = self.client.register_script(_RELEASE)
+
+    def acquire(self, key: str, owner: str, ttl: float) -> bool:
+        return bool(self.client.set(self.prefix + key, owner, nx=True, px=max(1, int(ttl * 1000))))
+
+    def renew(self, key: str, owner: str, ttl: float) -> bool:
+        return bool(self._renew(keys=[self.prefix + key], args=[owner, max(1, int(ttl * 1000))]))
+
+    def release(self, key: str, owner: str) -> None:
+        self._release(keys=[self.prefix + key], args=[owner])
+
+    def holder(self, key: str) -> str | None:
+        return self.client.get(self.prefix + key)
+
+
+class SqliteLeases:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conn().execute(
+            "CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)"
+        )
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._local.conn = conn
+        return conn
+
+    def _write(self, key: str, owner: str, ttl: float, *, must_own: bool) -> bool:
+        conn = self._conn()
+        now = time.time()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
+            held_by_other = row is not None and row[1] > now and row[0] != owner
+            if held_by_other or (must_own and (row is None or row[0] != owner)):
+                conn.execute("COMMIT")
+                return False
+            conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, now + ttl))
+            conn.execute("COMMIT")
+            return True
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def acquire(self, key: str, owner: str, ttl: float) -> bool:
+        return self._write(key, owner, ttl, must_own=False)
+
+    def renew(self, key: str, owner: str, ttl: float) -> bool:
+        return self._write(key, owner, ttl, must_own=True)
+
+    def release(self, key: str, owner: str) -> None:
+        self._conn().execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+
+    def holder(self, key: str) -> str | None:
+        row = (
+            self._conn()
+            .execute("SELECT owner FROM leases WHERE key = ? AND expires > ?", (key, time.time()))
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
+
+
+_store: LeaseStore | None = None
+_store_pid: int | None = None
+_lock = threading.Lock()
+
+
+def store() -> LeaseStore:
+    """This process's lease store (rebuilt after a fork)."""
+    global _store, _store_pid
+    with _lock:
+        if _store is None or _store_pid != os.getpid():
+            url = (os.environ.get("REDIS_URL") or "").strip()
+            if url:
+                _store = RedisLeases(url)
+            else:
+                from workers.config import var_dir
+
+                _store = SqliteLeases(var_dir() / "worker-leases.sqlite3")
+            _store_pid = os.getpid()
+        return _store
+
+
+def reset_after_fork() -> None:
+    global _store
+    with _lock:
+        _store = None
+
+
+def new_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Lease:
+    """`with Lease(key, ttl) as lease:` holds `key` while the block runs (renewed in a thread); `acquired`
+    says whether it was free. `lost` turns True if a renewal found another owner (the block should stop)."""
+
+    def __init__(self, key: str, ttl: float, leases: LeaseStore | None = None) -> None:
+        self.key = key
+        self.ttl = ttl
+        self.leases = leases or store()
+        self.owner = new_owner()
+        self.acquired = False
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Lease:
+        self.acquired = self.leases.acquire(self.key, self.owner, self.ttl)
+        if self.acquired:
+            self._thread = threading.Thread(target=self._renew_loop, name=f"lease {self.key}", daemon=True)
+            self._thread.start()
+        return self
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            try:
+                if not self.leases.renew(self.key, self.owner, self.ttl):
+                    self.lost = True
+                    return
+            except Exception:  # a store hiccup: try again next period; the lease lasts three of them
+                continue
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        if self.acquired:
+            with contextlib.suppress(Exception):  # if the store is unreachable the lease expires by itself
+                self.leases.release(self.key, self.owner)

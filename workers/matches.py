@@ -1,0 +1,184 @@
+"""Match tasks: `run_match(match_id)` plays one ladder match; `sweep_stale` recovers matches whose worker died.
+
+`run_match` is idempotent by match id:
+- it first takes the lease `match:<id>` (no two processes play a match at once); if another live process holds
+  it, the task looks again one lease period later, and does nothing once the match is finished;
+- `match_mark_running` says whether the match is still to be played (False: do nothing) and counts the
+  attempt; `match_record_result` writes result, replay and ratings exactly once (False if already done).
+Infrastructure failures (no gateway alive, the session registry or the database unreachable, the soft time
+limit) go through `match_record_infrastructure_failure(retry=True)`: never rated; the task is retried with
+exponential backoff while attempts remain (the ladder's LADDER_MATCH_MAX_ATTEMPTS), and the match ends
+ERROR after that. Bot faults are the referee's business: recorded in the record, rated, with their reasons.
+
+Delivery: acks_late + reject_on_worker_lost, prefetch 1: a pool child killed mid-match gets its task
+redelivered at once; a whole worker killed (the embedded broker cannot redeliver then, Redis only after its
+visibility timeout) is covered by `sweep_stale`, which finds RUNNING matches nobody holds a lease on and
+QUEUED matches waiting too long, and sends them again.
+
+Layer: orchestration (thin tasks over the ladder's services and the referee). Must not rate or write rows
+directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+from datetime import timedelta
+
+import redis
+from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, close_old_connections, connection
+from django.utils import timezone
+
+from engine_service.referee import MatchAborted, TimeControl
+from engine_service.referee import run_match as referee_run_match
+from ladder.matches.models import Match, MatchStatus
+from ladder.matches.services import (
+    match_mark_running,
+    match_record_infrastructure_failure,
+    match_record_result,
+)
+from workers import leases
+from workers.celery_app import app
+from workers.config import QUEUE_MATCHES, QUEUE_MATCHMAKING, WorkerSettings
+from workers.seats import build_seats
+
+log = logging.getLogger("caravanserai.workers")
+
+SETTINGS = WorkerSettings.from_env()
+FINAL = (MatchStatus.DONE, MatchStatus.ERROR, MatchStatus.CANCELLED)
+# what an unreachable database, registry or gateway looks like from here
+INFRASTRUCTURE_ERRORS = (MatchAborted, DatabaseError, redis.RedisError, sqlite3.Error, SoftTimeLimitExceeded)
+
+
+def lease_key(match_id: int) -> str:
+    return f"match:{match_id}"
+
+
+def backoff_seconds(retries: int, base: float = SETTINGS.retry_backoff) -> float:
+    """Exponential backoff with jitter: base, 2 base, 4 base, ... at most 300 s."""
+    return min(300.0, base * 2**retries) * random.uniform(0.8, 1.2)
+
+
+def time_control() -> TimeControl:
+    return TimeControl(
+        decision_seconds=SETTINGS.decision_seconds, time_bank_seconds=SETTINGS.time_bank_seconds
+    )
+
+
+def _status(match_id: int) -> str | None:
+    return Match.objects.filter(pk=match_id).values_list("status", flat=True).first()
+
+
+@app.task(
+    name="matches.run_match",
+    bind=True,
+    queue=QUEUE_MATCHES,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
+    soft_time_limit=SETTINGS.match_soft_limit,
+    time_limit=SETTINGS.match_hard_limit,
+)
+def run_match(self: Task, match_id: int) -> str:
+    """Play match `match_id` and record it. Returns what happened: done, already-done, not-runnable, error."""
+    if isinstance(match_id, bool) or not isinstance(match_id, int):
+        log.error("run_match needs an integer match id, got %r", match_id)
+        return "not-runnable"
+    close_old_connections()
+    try:
+        with leases.Lease(lease_key(match_id), SETTINGS.lease_seconds) as lease:
+            if not lease.acquired:
+                if _status(match_id) in (*FINAL, None):
+                    return "not-runnable"
+                # another live process plays it; look again once its lease could have lapsed
+                raise self.retry(countdown=SETTINGS.lease_seconds)
+            return _play(self, match_id)
+    except (redis.RedisError, sqlite3.Error) as exc:  # the lease store itself is unreachable
+        log.warning("match %s: lease store unavailable (%s); retrying", match_id, exc)
+        raise self.retry(countdown=backoff_seconds(self.request.retries)) from exc
+
+
+def _play(task: Task, match_id: int) -> str:
+    try:
+        if not match_mark_running(match_id=match_id):
+            return "not-runnable"
+        match = Match.objects.select_related("ladder").get(pk=match_id)
+        ladder = match.ladder
+        seats = build_seats(match, reconnect_grace=SETTINGS.reconnect_grace)
+        log.info("match %s on %s: playing (%s)", match_id, ladder.slug, ", ".join(s.name for s in seats))
+        record = referee_run_match(
+            ladder.game_id,
+            ladder.num_players,
+            match.seed,
+            seats,
+            ladder.options,
+            match_id=str(match.pk),
+            time_control=time_control(),
+        )
+        recorded = match_record_result(match_id=match_id, record=record)
+    except INFRASTRUCTURE_ERRORS as exc:
+        return _infrastructure_failure(task, match_id, f"{type(exc).__name__}: {exc}")
+    except ValidationError as exc:
+        # the record does not fit the match: a bug, not a flake; retrying would only repeat it
+        match_record_infrastructure_failure(match_id=match_id, reason=f"record rejected: {exc}", retry=False)
+        log.error("match %s: record rejected: %s", match_id, exc)
+        return "error"
+    log.info(
+        "match %s: %s in %d steps", match_id, "recorded" if recorded else "already recorded", record.steps
+    )
+    return "done" if recorded else "already-done"
+
+
+def _infrastructure_failure(task: Task, match_id: int, reason: str) -> str:
+    log.warning("match %s: infrastructure failure: %s", match_id, reason)
+    if connection.connection is not None and not connection.is_usable():
+        connection.close()
+    try:
+        match_record_infrastructure_failure(match_id=match_id, reason=reason, retry=True)
+        status = _status(match_id)
+    except DatabaseError as exc:
+        # the database itself is down: the match stays RUNNING, which `match_mark_running` accepts on retry
+        connection.close()
+        raise task.retry(countdown=backoff_seconds(task.request.retries)) from exc
+    if status == MatchStatus.QUEUED:
+        raise task.retry(countdown=backoff_seconds(task.request.retries))
+    return "error"
+
+
+@app.task(name="matches.sweep_stale", queue=QUEUE_MATCHMAKING, ignore_result=True)
+def sweep_stale() -> dict[str, list[int]]:
+    """Send again the matches a lost worker left behind: RUNNING with no lease held (its process died) after
+    one lease period, and QUEUED for longer than CARAVANSERAI_QUEUED_RESEND_SECONDS (a message the embedded
+    broker lost with its worker). Duplicate messages are harmless: the lease and the status checks drop them."""
+    store = leases.store()
+    now = timezone.now()
+    requeued: list[int] = []
+    resent: list[int] = []
+    running = Match.objects.filter(
+        status=MatchStatus.RUNNING, started_at__lt=now - timedelta(seconds=SETTINGS.lease_seconds * 2)
+    ).values_list("pk", flat=True)
+    for match_id in running:
+        if store.holder(lease_key(match_id)) is None:
+            match_record_infrastructure_failure(
+                match_id=match_id, reason="worker lost: no worker holds the running match", retry=True
+            )
+            if _status(match_id) == MatchStatus.QUEUED:
+                run_match.delay(match_id)
+                requeued.append(match_id)
+    waiting = Match.objects.filter(
+        status=MatchStatus.QUEUED, queued_at__lt=now - timedelta(seconds=SETTINGS.queued_resend_seconds)
+    ).values_list("pk", flat=True)
+    for match_id in waiting:
+        marker = leases.new_owner()
+        if store.holder(lease_key(match_id)) is None and store.acquire(
+            f"resent:{match_id}", marker, SETTINGS.queued_resend_seconds
+        ):
+            run_match.delay(match_id)
+            resent.append(match_id)
+    if requeued or resent:
+        log.warning("stale matches: requeued %s (worker lost), sent again %s (waiting)", requeued, resent)
+    return {"requeued": requeued, "resent": resent}
