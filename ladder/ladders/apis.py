@@ -6,6 +6,7 @@ leaderboard version, which changes when a rating change commits, so a page is ne
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.conf import settings
@@ -22,8 +23,9 @@ from ladder.core.api import LeaderboardCursor, parse_query
 from ladder.ladders import selectors
 from ladder.ladders.models import Ladder
 from ladder.ratings.cache import leaderboard_cache_key
+from ladder.ratings.elo import conservative
 from ladder.ratings.models import Rating
-from ladder.ratings.selectors import leaderboard_list
+from ladder.ratings.selectors import leaderboard_values
 
 
 class GameSerializer(serializers.Serializer):
@@ -144,41 +146,57 @@ class LeaderboardFilterSerializer(serializers.Serializer):
     )
 
 
-def leaderboard_rows(ladder_id: int, page: list[Rating], owner: str | None) -> list[dict[str, Any]]:
-    """Serialised rows with ranks: tied Elo shares a rank; ranks count over the whole ladder."""
+def _iso(value: dt.datetime | None) -> str | None:
+    """UTC ISO 8601 with a Z, as DRF renders date-times (stored values are aware UTC)."""
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def leaderboard_rows(
+    ladder_id: int, page: list[dict[str, Any]], owner: str | None, *, first_page: bool
+) -> list[dict[str, Any]]:
+    """Serialised rows with ranks: tied Elo shares a rank; ranks count over the whole ladder (one count
+    query for a page after the first, to place its first row)."""
     if not page:
         return []
     first = page[0]
-    base = Rating.objects.filter(ladder_id=ladder_id, bot__active=True, games__gte=1)
-    if owner:
-        base = base.filter(bot__owner__username=owner)
-    counts = base.aggregate(
-        above=Count("id", filter=Q(elo__gt=first.elo)),
-        before=Count("id", filter=Q(elo__gt=first.elo) | Q(elo=first.elo, id__lt=first.pk)),
-    )
+    if first_page:
+        counts = {"above": 0, "before": 0}
+    else:
+        base = Rating.objects.filter(ladder_id=ladder_id, bot__active=True, games__gte=1)
+        if owner:
+            base = base.filter(bot__owner__username=owner)
+        counts = base.aggregate(
+            above=Count("id", filter=Q(elo__gt=first["elo"])),
+            before=Count("id", filter=Q(elo__gt=first["elo"]) | Q(elo=first["elo"], id__lt=first["id"])),
+        )
     rows = []
     rank = counts["above"] + 1
     position = counts["before"]
     previous: float | None = None
     for offset, rating in enumerate(page):
-        if previous is not None and rating.elo != previous:
+        elo, games, wins, mu, sigma = (
+            rating["elo"],
+            rating["games"],
+            rating["wins"],
+            rating["mu"],
+            rating["sigma"],
+        )
+        if previous is not None and elo != previous:
             rank = position + offset + 1
-        previous = rating.elo
+        previous = elo
         rows.append(
             {
                 "rank": rank,
-                "bot": {"id": rating.bot_id, "name": rating.bot.name},
-                "owner": rating.bot.owner.username,
-                "elo": round(rating.elo, 2),
-                "mu": round(rating.mu, 4),
-                "sigma": round(rating.sigma, 4),
-                "conservative": round(rating.conservative, 4),
-                "games": rating.games,
-                "wins": rating.wins,
-                "win_rate": round(rating.wins / rating.games, 4) if rating.games else None,
-                "last_played_at": serializers.DateTimeField().to_representation(rating.last_played_at)
-                if rating.last_played_at
-                else None,
+                "bot": {"id": rating["bot_id"], "name": rating["bot__name"]},
+                "owner": rating["bot__owner__username"],
+                "elo": round(elo, 2),
+                "mu": round(mu, 4),
+                "sigma": round(sigma, 4),
+                "conservative": round(conservative(mu, sigma), 4),
+                "games": games,
+                "wins": wins,
+                "win_rate": round(wins / games, 4) if games else None,
+                "last_played_at": _iso(rating["last_played_at"]),
             }
         )
     return rows
@@ -223,7 +241,7 @@ class LeaderboardApi(APIView):
     def build(request: Request, ladder: Ladder, filters: dict[str, Any]) -> dict[str, Any]:
         paginator = LeaderboardCursor()
         page = paginator.paginate_queryset(
-            leaderboard_list(ladder_id=ladder.pk, owner=filters.get("owner")), request, view=None
+            leaderboard_values(ladder_id=ladder.pk, owner=filters.get("owner")), request, view=None
         )
         return {
             "ladder": {
@@ -235,5 +253,7 @@ class LeaderboardApi(APIView):
             },
             "next": paginator.get_next_link(),
             "previous": paginator.get_previous_link(),
-            "results": leaderboard_rows(ladder.pk, list(page or []), filters.get("owner")),
+            "results": leaderboard_rows(
+                ladder.pk, list(page or []), filters.get("owner"), first_page=paginator.cursor is None
+            ),
         }

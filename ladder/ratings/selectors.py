@@ -10,16 +10,56 @@ from django.db.models import QuerySet
 
 from ladder.ratings.models import Rating, RatingLedger
 
+LEADERBOARD_FIELDS = (
+    "id",
+    "ladder_id",
+    "elo",
+    "mu",
+    "sigma",
+    "games",
+    "wins",
+    "last_played_at",
+    "bot__id",
+    "bot__name",
+    "bot__is_house",
+    "bot__active",
+    "bot__owner__id",
+    "bot__owner__username",
+)
+
 
 def leaderboard_list(*, ladder_id: int, owner: str | None = None, min_games: int = 1) -> QuerySet[Rating]:
     ratings = (
         Rating.objects.filter(ladder_id=ladder_id, bot__active=True, games__gte=min_games)
         .select_related("bot", "bot__owner")
+        .only(*LEADERBOARD_FIELDS)
         .order_by("-elo", "id")
     )
     if owner:
         ratings = ratings.filter(bot__owner__username=owner)
     return ratings
+
+
+LEADERBOARD_VALUES = (
+    "id",
+    "elo",
+    "mu",
+    "sigma",
+    "games",
+    "wins",
+    "last_played_at",
+    "bot_id",
+    "bot__name",
+    "bot__owner__username",
+)
+
+
+def leaderboard_values(*, ladder_id: int, owner: str | None = None, min_games: int = 1) -> QuerySet:
+    """The leaderboard as plain dicts (the API's hot path: no model instances)."""
+    rows = Rating.objects.filter(ladder_id=ladder_id, bot__active=True, games__gte=min_games)
+    if owner:
+        rows = rows.filter(bot__owner__username=owner)
+    return rows.order_by("-elo", "id").values(*LEADERBOARD_VALUES)
 
 
 def leaderboard_rank(*, ladder_id: int, elo: float, min_games: int = 1) -> int:
