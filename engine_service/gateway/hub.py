@@ -474,19 +474,22 @@ class Hub:
         )
         session.pending[request.request_id] = pending
         started = self._loop.time()
+        timeout = Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s")
+        # a timer instead of asyncio.wait_for: one callback, no extra task on the hot path
+        timer = self._loop.call_later(limit, lambda: future.done() or future.set_result(timeout))
         try:
             await session.send(bot_pb2.ServerMessage(decision_request=request))
-            answer = await asyncio.wait_for(future, timeout=limit)
+            answer = await future
         except SendFailed as exc:
             answer = (
                 future.result() if future.done() else Answer(relay_pb2.OUTCOME_DISCONNECTED, detail=str(exc))
             )
-        except TimeoutError:
-            answer = Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s")
-            self._notify(session, pending, "timeout", answer.detail)
         finally:
+            timer.cancel()
             if session.pending.get(request.request_id) is pending:
                 del session.pending[request.request_id]
+        if answer is timeout:
+            self._notify(session, pending, "timeout", answer.detail)
         return reply(answer, self._loop.time() - started)
 
     async def end_match(self, session_id: str, ended: bot_pb2.MatchEnded) -> relay_pb2.EndMatchResponse:

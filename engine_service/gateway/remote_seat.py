@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -91,6 +92,54 @@ class RelayChannels:
 CHANNELS = RelayChannels()
 
 
+class _StreamEnded(grpc.RpcError):
+    """The gateway closed a relay stream without a status (treated as the gateway going away)."""
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAVAILABLE
+
+    def details(self) -> str:
+        return "relay stream ended"
+
+
+class Watchdog:
+    """Cancels relay calls that outlive their timeout: one thread per process, checking ten times a second."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watched: dict[int, tuple[float, Any]] = {}
+        self._next = 0
+        self._pid = 0
+
+    def watch(self, call: Any, timeout: float) -> int:
+        with self._lock:
+            if self._pid != os.getpid():  # first use in this process (or after a fork): start the thread
+                self._pid = os.getpid()
+                self._watched = {}
+                threading.Thread(target=self._run, name="relay-watchdog", daemon=True).start()
+            self._next += 1
+            self._watched[self._next] = (time.monotonic() + timeout, call)
+            return self._next
+
+    def release(self, token: int) -> None:
+        with self._lock:
+            self._watched.pop(token, None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.1)
+            now = time.monotonic()
+            with self._lock:
+                late = [(t, call) for t, (deadline, call) in self._watched.items() if deadline < now]
+                for token, _ in late:
+                    del self._watched[token]
+            for _, call in late:
+                call.cancel()
+
+
+WATCHDOG = Watchdog()
+
+
 class RemoteSeat(Seat):
     """A registered bot playing through whichever gateway holds its stream."""
 
@@ -114,6 +163,7 @@ class RemoteSeat(Seat):
         self.clock = clock
         self.incidents: list[dict[str, Any]] = []
         self.session: SessionInfo | None = None
+        self._stream: tuple[str, queue.SimpleQueue[Any], Any] | None = None
         self.info: MatchInfo | None = None
         self._step = 0
 
@@ -144,11 +194,12 @@ class RemoteSeat(Seat):
                 raise SeatFault("disconnect", "the bot has no stream")
             session = self.session
             try:
-                reply: relay_pb2.DecideResponse = self.channels.stub(session.relay_address).Decide(
+                reply = self._relay(
                     relay_pb2.DecideRequest(session_id=session.session_id, request=message),
-                    timeout=message.time_limit_ms / 1000 + RELAY_MARGIN_SECONDS,
+                    message.time_limit_ms / 1000 + RELAY_MARGIN_SECONDS,
                 )
             except grpc.RpcError as exc:
+                self._close_stream()
                 if exc.code() not in _GATEWAY_DOWN:
                     raise MatchAborted(
                         f"relay {session.relay_address} refused: {exc.code().name} {exc.details()}"
@@ -187,7 +238,35 @@ class RemoteSeat(Seat):
                 "the decision's deadline",
             )
 
+    def _relay(self, request: relay_pb2.DecideRequest, timeout: float) -> relay_pb2.DecideResponse:
+        """One decision over this seat's relay stream (opened on first use, per gateway); the watchdog
+        cancels the stream if the gateway does not answer within `timeout` (a stuck gateway never hangs a
+        match)."""
+        assert self.session is not None
+        if self._stream is None or self._stream[0] != self.session.relay_address:
+            self._close_stream()
+            outbox: queue.SimpleQueue[relay_pb2.DecideRequest | None] = queue.SimpleQueue()
+            call = self.channels.stub(self.session.relay_address).DecideStream(iter(outbox.get, None))
+            self._stream = (self.session.relay_address, outbox, call)
+        _, outbox, call = self._stream
+        outbox.put(request)
+        token = WATCHDOG.watch(call, timeout)
+        try:
+            return next(call)  # type: ignore[no-any-return]
+        except StopIteration:
+            raise _StreamEnded() from None
+        finally:
+            WATCHDOG.release(token)
+
+    def _close_stream(self) -> None:
+        if self._stream is not None:
+            _, outbox, call = self._stream
+            outbox.put(None)
+            call.cancel()
+            self._stream = None
+
     def end(self, info: MatchInfo, summary: dict[str, Any]) -> None:
+        self._close_stream()
         if self.session is None:
             return
         ended = match_ended_to_proto(info.match_id, info.seat, summary)
@@ -257,6 +336,7 @@ class RemoteSeat(Seat):
     def _survive_gateway_loss(self, lost: SessionInfo, reason: str) -> float:
         """The gateway holding the bot went away: wait (excused) for the bot on another stream."""
         started = self.clock()
+        self._close_stream()
         self.channels.forget(lost.relay_address)
         self.session = None
         step = self._step

@@ -143,6 +143,12 @@ class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
     ) -> relay_pb2.DecideResponse:
         return await self.hub.decide(request.session_id, request.request)
 
+    async def DecideStream(
+        self, request_iterator: AsyncIterator[relay_pb2.DecideRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[relay_pb2.DecideResponse]:
+        async for request in request_iterator:
+            yield await self.hub.decide(request.session_id, request.request)
+
     async def EndMatch(
         self, request: relay_pb2.EndMatchRequest, context: grpc.aio.ServicerContext
     ) -> relay_pb2.EndMatchResponse:
