@@ -97,3 +97,13 @@ def _publish(sender: Any = None, *, bot_id: Any, **kwargs: Any) -> None:
         registry.publish_revocation(str(bot_id))
     finally:
         registry.close()
+
+
+def disconnect_revocation_publisher() -> None:
+    """Undo `connect_revocation_publisher` (tests)."""
+    global _publisher_connected
+    with _publisher_lock:
+        from ladder.bots.signals import bot_token_revoked
+
+        bot_token_revoked.disconnect(dispatch_uid="gateway-revocation-publisher")
+        _publisher_connected = False

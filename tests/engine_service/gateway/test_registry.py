@@ -1,0 +1,91 @@
+"""The session registry on both backends: sessions, liveness by heartbeat, matchmaking view, revocations."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine_service.gateway.registry import (
+    RedisRegistry,
+    SessionInfo,
+    SessionRegistry,
+    SqliteRegistry,
+    online_bots,
+    sessions_for_bot,
+)
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def registry(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionRegistry]:
+    if request.param == "sqlite":
+        reg: SessionRegistry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=0.5)
+        yield reg
+        reg.close()
+        return
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/5"
+    redis_reg = RedisRegistry(url, prefix=f"cvs:test:{uuid.uuid4().hex[:8]}", ttl=0.5)
+    yield redis_reg
+    for key in redis_reg.client.scan_iter(f"{redis_reg.prefix}:*"):
+        redis_reg.client.delete(key)
+    redis_reg.close()
+
+
+def session(sid: str, bot: str, gateway: str, capacity: int = 2, matches: int = 0) -> SessionInfo:
+    now = time.time()
+    return SessionInfo(
+        sid,
+        bot,
+        f"name-{bot}",
+        gateway,
+        f"127.0.0.1:{gateway}",
+        ("expedition-v1",),
+        capacity,
+        matches,
+        now,
+        now,
+    )
+
+
+def test_sessions_online_bots_and_match_counts(registry: SessionRegistry) -> None:
+    registry.register(session("s1", "b1", "g1", capacity=2))
+    registry.register(session("s2", "b1", "g2", capacity=3))
+    registry.register(session("s3", "b2", "g1", capacity=1))
+    registry.set_matches("s1", 2)
+    assert [s.session_id for s in sessions_for_bot(registry, "b1")] == ["s2", "s1"]  # most free first
+    assert sessions_for_bot(registry, "b1", "voyages-v1") == []
+    [b1, b2] = online_bots(registry, "expedition-v1")
+    assert (b1.bot_id, b1.capacity, b1.matches, b1.free) == ("b1", 5, 2, 3)
+    assert b1.gateways == ("127.0.0.1:g1", "127.0.0.1:g2") and b2.to_json()["free"] == 1
+    registry.unregister("s3")
+    assert [b.bot_id for b in online_bots(registry)] == ["b1"]
+    registry.drop_gateway(relay_address="127.0.0.1:g2")
+    assert [s.session_id for s in registry.sessions()] == ["s1"]
+
+
+def test_silent_gateways_sessions_vanish_and_heartbeats_keep_them(registry: SessionRegistry) -> None:
+    registry.register(session("s1", "b1", "g1"))
+    registry.register(session("s2", "b2", "g2"))
+    registry.heartbeat("g1", "127.0.0.1:g1", ["s1"])
+    registry.heartbeat("g2", "127.0.0.1:g2", ["s2"])
+    assert set(registry.live_gateways()) == {"g1", "g2"}
+    time.sleep(0.35)
+    registry.heartbeat("g1", "127.0.0.1:g1", ["s1"])
+    time.sleep(0.3)
+    assert [s.session_id for s in registry.sessions()] == ["s1"]
+    assert set(registry.live_gateways()) == {"g1"}
+
+
+def test_revocations_are_read_after_a_cursor(registry: SessionRegistry) -> None:
+    registry.publish_revocation("old")
+    empty, cursor = registry.revocations_since(-1)
+    assert empty == []
+    registry.publish_revocation("b1")
+    registry.publish_revocation("b2")
+    revoked, cursor = registry.revocations_since(cursor)
+    assert revoked == ["b1", "b2"]
+    assert registry.revocations_since(cursor) == ([], cursor)
