@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from engine_service.games.base import Action, GameResult, GameState, JsonDict
@@ -540,51 +541,22 @@ class DragondaState(GameState):
         return places
 
     def move_options(self, seat: int) -> list[tuple[str, tuple[str, ...], list[str]]]:
-        """Every distinct move: (destination, relevant places entered on the way, one shortest such path).
-
-        Two walks with the same end and the same newly entered relevant places are the same move for the
-        rules (only the end's zone and those visits matter), so each pair is offered once, with the first
-        path a breadth-first search finds (neighbours in board order)."""
-        start = self.pos[seat]
+        """Every distinct move: (destination, relevant places entered on the way, one shortest such path)."""
         movement = int(self.turn["movement"])
         if movement <= 0:
             return []
         sea = self.means[seat] == "ship"
-        relevant = self._relevant_places(seat)
-        bit = {place: 1 << i for i, place in enumerate(relevant)}
-        parent: dict[tuple[str, int], tuple[str, int] | None] = {(start, 0): None}
-        frontier = [(start, 0)]
-        for _ in range(movement):
-            nxt_frontier = []
-            for node, mask in frontier:
-                for nxt in BOARD.neighbours(node, sea=sea):
-                    item = (nxt, mask | bit.get(nxt, 0))
-                    if item not in parent:
-                        parent[item] = (node, mask)
-                        nxt_frontier.append(item)
-            frontier = nxt_frontier
-        options = []
-        for (node, mask), _ in parent.items():
-            if (node, mask) == (start, 0):
-                continue
-            path: list[str] = []
-            back: tuple[str, int] | None = (node, mask)
-            while back is not None and back != (start, 0):
-                path.append(back[0])
-                back = parent[back]
-            path.reverse()
-            via = tuple(sorted(p for p in relevant if mask & bit[p] and p != node))
-            options.append((node, via, path))
-        options.sort(key=lambda o: (BOARD.order_key(o[0]), o[1]))
-        return options
+        return [
+            (str(a.details["to"]), tuple(a.details["via"]), list(a.details["path"]))
+            for a in _moves(self.pos[seat], sea, movement, tuple(self._relevant_places(seat)))
+        ]
 
     def _move_actions(self, seat: int) -> list[Action]:
         actions = [Action("stop", "move_stop", {"movement": self.turn["movement"]})]
-        for dest, via, path in self.move_options(seat):
-            move_id = f"move:{dest}" + (f":via:{'+'.join(via)}" if via else "")
-            actions.append(
-                Action(move_id, "move", {"to": dest, "via": list(via), "path": path, "steps": len(path)})
-            )
+        movement = int(self.turn["movement"])
+        if movement > 0:
+            sea = self.means[seat] == "ship"
+            actions.extend(_moves(self.pos[seat], sea, movement, tuple(self._relevant_places(seat))))
         if self._passage_allowed(seat):
             port = BOARD.passage[self.pos[seat]]
             actions.append(Action(f"passage:{port}", "passage", {"to": port}))
@@ -788,8 +760,9 @@ class DragondaState(GameState):
             self.false_guide[seat] = False
         self.turn["movement"] = movement
         self.phase = "move"
-        if len(self._move_actions(seat)) <= 1:
-            self.phase = "trade_enter"
+        sea = self.means[seat] == "ship"
+        if not (movement and BOARD.neighbours(self.pos[seat], sea=sea)) and not self._passage_allowed(seat):
+            self.phase = "trade_enter"  # nowhere to go: no decision
 
     def _enter_transport(self) -> None:
         seat = self.active
@@ -1031,6 +1004,48 @@ class DragondaState(GameState):
         others = [s for s in range(self.num_players) if s != seat]
         deal_hidden(other, others, [c for s in others for c in other.hands[s]] + other.deck, rng)
         return other
+
+
+@lru_cache(maxsize=8192)
+def _moves(start: str, sea: bool, movement: int, relevant: tuple[str, ...]) -> tuple[Action, ...]:
+    """Every distinct move from `start`, as actions: each (destination, relevant places newly entered on
+    the way) once, with the first path a breadth-first search finds (neighbours in board order).
+
+    Two walks with the same end and the same newly entered relevant places (unvisited required cities,
+    unclaimed bonus places) are the same move for the rules: only the end's zone and those visits matter."""
+    bit = {place: 1 << i for i, place in enumerate(relevant)}
+    parent: dict[tuple[str, int], tuple[str, int] | None] = {(start, 0): None}
+    frontier = [(start, 0)]
+    for _ in range(movement):
+        nxt_frontier = []
+        for node, mask in frontier:
+            for nxt in BOARD.neighbours(node, sea=sea):
+                item = (nxt, mask | bit.get(nxt, 0))
+                if item not in parent:
+                    parent[item] = (node, mask)
+                    nxt_frontier.append(item)
+        frontier = nxt_frontier
+    options = []
+    for node, mask in parent:
+        if (node, mask) == (start, 0):
+            continue
+        path: list[str] = []
+        back: tuple[str, int] | None = (node, mask)
+        while back is not None and back != (start, 0):
+            path.append(back[0])
+            back = parent[back]
+        path.reverse()
+        via = tuple(sorted(p for p in relevant if mask & bit[p] and p != node))
+        options.append((node, via, path))
+    options.sort(key=lambda o: (BOARD.order_key(o[0]), o[1]))
+    return tuple(
+        Action(
+            f"move:{dest}" + (f":via:{'+'.join(via)}" if via else ""),
+            "move",
+            {"to": dest, "via": list(via), "path": path, "steps": len(path)},
+        )
+        for dest, via, path in options
+    )
 
 
 def deal_hidden(state: DragondaState, seats: list[int], pool: list[str], rng: ChanceRng) -> None:
