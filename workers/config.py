@@ -23,6 +23,8 @@ computed value of `<name>` (for example CELERY_BROKER_URL).
 | CARAVANSERAI_QUEUED_RESEND_SECONDS | 300 | a QUEUED match older than this with no task is sent again |
 | CARAVANSERAI_MAX_QUEUED_PER_LADDER | 8 | matchmaking stops adding to a ladder with this many QUEUED matches |
 | CARAVANSERAI_DUPLICATE_SETS | 0 | 1: matchmaking creates duplicate sets (same seed, seats rotated) |
+| CARAVANSERAI_BROKER_PREFIX | unset | a prefix for every broker key on Redis (several deployments on one Redis) |
+| CARAVANSERAI_LEASE_PREFIX | cvs:lease: | the Redis key prefix of leases |
 """
 
 from __future__ import annotations
@@ -109,6 +111,8 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     if redis_url:
         broker = backend = redis_url
         transport_options: dict[str, Any] = {"visibility_timeout": ws.visibility_timeout}
+        if env.get("CARAVANSERAI_BROKER_PREFIX"):
+            transport_options["global_keyprefix"] = env["CARAVANSERAI_BROKER_PREFIX"]
     else:
         from workers.broker import ALIAS, register
 
@@ -131,6 +135,12 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "timezone": "UTC",
         "enable_utc": True,
         "task_default_queue": QUEUE_MATCHES,
+        "task_routes": {
+            "matches.run_match": {"queue": QUEUE_MATCHES},
+            "matches.sweep_stale": {"queue": QUEUE_MATCHMAKING},
+            "matchmaking.*": {"queue": QUEUE_MATCHMAKING},
+            "tournaments.*": {"queue": QUEUE_TOURNAMENTS},
+        },
         "task_create_missing_queues": True,
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,

@@ -118,7 +118,7 @@ def store() -> LeaseStore:
         if _store is None or _store_pid != os.getpid():
             url = (os.environ.get("REDIS_URL") or "").strip()
             if url:
-                _store = RedisLeases(url)
+                _store = RedisLeases(url, prefix=os.environ.get("CARAVANSERAI_LEASE_PREFIX") or "cvs:lease:")
             else:
                 from workers.config import var_dir
 

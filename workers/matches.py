@@ -43,7 +43,7 @@ from ladder.matches.services import (
 )
 from workers import leases
 from workers.celery_app import app
-from workers.config import QUEUE_MATCHES, QUEUE_MATCHMAKING, WorkerSettings
+from workers.config import WorkerSettings
 from workers.seats import build_seats
 
 log = logging.getLogger("caravanserai.workers")
@@ -76,7 +76,6 @@ def _status(match_id: int) -> str | None:
 @app.task(
     name="matches.run_match",
     bind=True,
-    queue=QUEUE_MATCHES,
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=None,
@@ -103,6 +102,9 @@ def run_match(self: Task, match_id: int) -> str:
 
 
 def _play(task: Task, match_id: int) -> str:
+    if _status(match_id) is None:
+        log.error("run_match: no match with id %s", match_id)
+        return "not-runnable"
     try:
         if not match_mark_running(match_id=match_id):
             return "not-runnable"
@@ -149,7 +151,7 @@ def _infrastructure_failure(task: Task, match_id: int, reason: str) -> str:
     return "error"
 
 
-@app.task(name="matches.sweep_stale", queue=QUEUE_MATCHMAKING, ignore_result=True)
+@app.task(name="matches.sweep_stale", ignore_result=True)
 def sweep_stale() -> dict[str, list[int]]:
     """Send again the matches a lost worker left behind: RUNNING with no lease held (its process died) after
     one lease period, and QUEUED for longer than CARAVANSERAI_QUEUED_RESEND_SECONDS (a message the embedded

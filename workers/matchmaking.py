@@ -32,7 +32,7 @@ from ladder.matches.services import match_create
 from ladder.ratings.models import Rating
 from workers import leases
 from workers.celery_app import app
-from workers.config import QUEUE_MATCHMAKING, WorkerSettings
+from workers.config import WorkerSettings
 from workers.matches import run_match
 from workers.pairing import Candidate, Table, plan_tables, recent_pairs
 from workers.seats import registry
@@ -178,7 +178,7 @@ def matchmake(
     return created
 
 
-@app.task(name="matchmaking.schedule", queue=QUEUE_MATCHMAKING, ignore_result=True)
+@app.task(name="matchmaking.schedule", ignore_result=True)
 def schedule_matches() -> dict[str, list[int]]:
     """The beat task: one matchmaking pass, unless another is still running."""
     with leases.Lease("matchmaking", max(30.0, SETTINGS.matchmaking_seconds * 3)) as lease:

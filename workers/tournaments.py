@@ -20,7 +20,6 @@ from celery import chord, group
 from ladder.tournaments.models import Tournament, TournamentStatus
 from ladder.tournaments.services import tournament_pair_next_round
 from workers.celery_app import app
-from workers.config import QUEUE_TOURNAMENTS
 from workers.matches import run_match
 
 log = logging.getLogger("caravanserai.tournaments")
@@ -35,17 +34,17 @@ def advance(tournament_id: int) -> list[int]:
     return match_ids
 
 
-@app.task(name="tournaments.start", queue=QUEUE_TOURNAMENTS, acks_late=True)
+@app.task(name="tournaments.start", acks_late=True)
 def start_tournament(tournament_id: int) -> list[int]:
     return advance(tournament_id)
 
 
-@app.task(name="tournaments.round_finished", queue=QUEUE_TOURNAMENTS, acks_late=True)
+@app.task(name="tournaments.round_finished", acks_late=True)
 def round_finished(tournament_id: int) -> list[int]:
     return advance(tournament_id)
 
 
-@app.task(name="tournaments.sweep", queue=QUEUE_TOURNAMENTS, ignore_result=True)
+@app.task(name="tournaments.sweep", ignore_result=True)
 def sweep() -> dict[int, list[int]]:
     advanced = {}
     for tournament_id in Tournament.objects.filter(status=TournamentStatus.RUNNING).values_list(

@@ -1,0 +1,130 @@
+"""Matchmaking over a real session registry (the embedded SQLite one): only connected bots with free
+capacity are seated, house bots fill seats only where a ladder allows it, capacity is shared across ladders
+and counts matches already queued, and every match is queued with `run_match` on commit."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from engine_service.gateway.registry import SessionInfo, SqliteRegistry
+from ladder.bots.services import bot_retire
+from ladder.ladders.services import ladder_create
+from ladder.matches.models import Match, MatchStatus
+from workers import matchmaking
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    reg = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=10)
+    monkeypatch.setattr(matchmaking, "registry", lambda: reg)
+    return reg
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    calls: list[int] = []
+
+    class Recorder:
+        @staticmethod
+        def delay_on_commit(match_id: int) -> None:
+            calls.append(match_id)
+
+    monkeypatch.setattr(matchmaking, "run_match", Recorder)
+    return calls
+
+
+def connect(registry: SqliteRegistry, bot, capacity: int = 1, games=("expedition-v1",)) -> None:
+    now = time.time()
+    session = SessionInfo(
+        session_id=f"s-{bot.pk}",
+        bot_id=str(bot.pk),
+        bot_name=bot.name,
+        gateway_id="gw-1",
+        relay_address="127.0.0.1:1",
+        games=tuple(games),
+        capacity=capacity,
+        matches=0,
+        connected_at=now,
+        heartbeat_at=now,
+    )
+    registry.register(session)
+    registry.heartbeat("gw-1", "127.0.0.1:1", [session.session_id])
+
+
+def seats_of(match_ids):
+    return [
+        list(Match.objects.get(pk=m).seats.order_by("index").values_list("bot_id", flat=True))
+        for m in match_ids
+    ]
+
+
+def test_online_bots_with_capacity_are_paired(registry, sent, make_bot):
+    ladder = ladder_create(game_id="expedition-v1", num_players=2, house_bots_allowed=False)
+    a, b, c, offline = make_bot(), make_bot(), make_bot(), make_bot()
+    for bot in (a, b, c):
+        connect(registry, bot, capacity=1)
+    created = matchmaking.matchmake(rng=random.Random(1))
+    assert list(created) == [ladder.slug] and len(created[ladder.slug]) == 1  # the third bot has nobody left
+    assert sent == created[ladder.slug]
+    (seats,) = seats_of(sent)
+    assert set(seats) < {a.pk, b.pk, c.pk} and offline.pk not in seats
+    # the two seated bots are busy now (QUEUED counts): nothing more until a match ends
+    assert matchmaking.matchmake(rng=random.Random(2)) == {}
+
+
+def test_house_bots_fill_seats_only_where_allowed(registry, sent, make_bot, house_bots):
+    with_house = ladder_create(game_id="expedition-v1", num_players=3, slug="with-house")
+    ladder_create(game_id="expedition-v1", num_players=3, slug="no-house", house_bots_allowed=False)
+    lone = make_bot(max_concurrent=2)
+    connect(registry, lone, capacity=2)
+    created = matchmaking.matchmake(rng=random.Random(3))
+    assert list(created) == [with_house.slug] and len(created[with_house.slug]) == 2
+    house_ids = {b.pk for b in house_bots}
+    for seats in seats_of(created[with_house.slug]):
+        assert lone.pk in seats and set(seats) - {lone.pk} <= house_ids
+
+
+def test_bots_that_do_not_fit_are_left_out(registry, sent, make_bot):
+    ladder_create(game_id="expedition-v1", num_players=2, house_bots_allowed=False)
+    a, b = make_bot(), make_bot()
+    connect(registry, a)
+    connect(registry, b)
+    bot_retire(bot_id=b.pk)
+    assert matchmaking.matchmake(rng=random.Random(4)) == {}
+    c = make_bot()
+    connect(registry, c, games=("dragonda-v1",))  # connected, but not for this ladder's game
+    assert matchmaking.matchmake(rng=random.Random(5)) == {}
+
+
+def test_capacity_is_shared_across_ladders_and_queued_matches_count(registry, sent, make_bot):
+    ladder_create(game_id="expedition-v1", num_players=2, house_bots_allowed=False)
+    ladder_create(game_id="expedition-v1", num_players=3, house_bots_allowed=False)
+    bots = [make_bot(max_concurrent=2) for _ in range(3)]
+    for bot in bots:
+        connect(registry, bot, capacity=5)  # more than registered: the bot's max_concurrent wins
+    created = matchmaking.matchmake(rng=random.Random(6))
+    assert (
+        Match.objects.filter(status=MatchStatus.QUEUED).count()
+        == len(sent)
+        == sum(map(len, created.values()))
+    )
+    in_flight = matchmaking.in_flight([b.pk for b in bots])
+    assert [in_flight[b.pk] for b in bots] == [2, 2, 2]  # every seat of capacity used, none beyond it
+    assert matchmaking.matchmake(rng=random.Random(7)) == {}
+
+
+def test_duplicate_sets_share_one_seed(registry, sent, make_bot):
+    ladder_create(game_id="expedition-v1", num_players=2, house_bots_allowed=False)
+    a, b = make_bot(max_concurrent=2), make_bot(max_concurrent=2)
+    connect(registry, a, capacity=2)
+    connect(registry, b, capacity=2)
+    created = matchmaking.matchmake(rng=random.Random(8), duplicate_sets=True)
+    (ids,) = created.values()
+    matches = [Match.objects.get(pk=m) for m in ids]
+    assert len(matches) == 2 and matches[0].seed == matches[1].seed
+    assert seats_of(ids)[0] == list(reversed(seats_of(ids)[1]))
