@@ -132,7 +132,7 @@ class Session:
 
 
 def _outcome_name(outcome: int) -> str:
-    return relay_pb2.Outcome.Name(outcome)  # type: ignore[arg-type]
+    return str(relay_pb2.Outcome.Name(outcome))  # type: ignore[arg-type]
 
 
 class Hub:
@@ -475,8 +475,13 @@ class Hub:
         session.pending[request.request_id] = pending
         started = self._loop.time()
         timeout = Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s")
+
         # a timer instead of asyncio.wait_for: one callback, no extra task on the hot path
-        timer = self._loop.call_later(limit, lambda: future.done() or future.set_result(timeout))
+        def expire() -> None:
+            if not future.done():
+                future.set_result(timeout)
+
+        timer = self._loop.call_later(limit, expire)
         try:
             await session.send(bot_pb2.ServerMessage(decision_request=request))
             answer = await future
