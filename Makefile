@@ -18,8 +18,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml $(BIN)/python
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e clients/python
 	touch $@
 
 .PHONY: install
