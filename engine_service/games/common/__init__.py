@@ -3,7 +3,8 @@
 Pure: no Django, no I/O, no RNG of their own (a caller passes its `ChanceRng` where chance is needed).
 Nothing here knows a particular game's data: games pass their tables in.
 
-- `resources`: resource bundles (coins, camels, goods, points as counts) and paying/gaining them.
+- `resources`: resource bundles (coins, camels, goods, points as counts) and paying/gaining them, also
+  with a wildcard resource that may stand in for others (Marco Polo II's jade).
 - `dice`: dice tokens, dice placement on action spaces, the occupancy fee and the colour-once rule.
 - `routemap`: a map of nodes and routes with extra costs, and every distinct outcome of a walk on it.
 - `cardrow`: a face-up row that slides left when cards are taken, and face-down piles drawn from the top.

@@ -46,3 +46,56 @@ def describe(bundle: Bundle) -> str:
     """'2 camels + 1 silk' (zero entries left out; '-' for an empty bundle)."""
     parts = [f"{amount} {name}" for name, amount in bundle.items() if amount]
     return " + ".join(parts) if parts else "-"
+
+
+# --- a wildcard resource (Marco Polo II's jade pays any coin or camel of a cost) ------------------------------
+def wildcard_shortfall(holdings: Bundle, cost: Bundle, covers: Iterable[str], times: int = 1) -> int:
+    """How many units of the covered names `cost` x `times` asks beyond what `holdings` has of them."""
+    return sum(max(0, cost.get(name, 0) * times - holdings.get(name, 0)) for name in covers)
+
+
+def can_afford_with(
+    holdings: Bundle, cost: Bundle, wildcard: str, covers: Iterable[str], times: int = 1
+) -> bool:
+    """Whether `holdings` covers `cost` x `times` when each missing unit of a `covers` name may be paid with
+    one `wildcard` (on top of whatever the cost asks of the wildcard itself)."""
+    covered = tuple(covers)
+    for name, amount in cost.items():
+        if name not in covered and name != wildcard and holdings.get(name, 0) < amount * times:
+            return False
+    need = cost.get(wildcard, 0) * times + wildcard_shortfall(holdings, cost, covered, times)
+    return holdings.get(wildcard, 0) >= need
+
+
+def pay_with(
+    holdings: MutableMapping[str, int], cost: Bundle, wildcard: str, covers: Iterable[str], times: int = 1
+) -> int:
+    """Pay `cost` x `times`, the covered names first from their own stock and the rest with the wildcard;
+    return the wildcard units spent as cover. Raise ValueError (changing nothing) if it cannot be paid."""
+    covered = tuple(covers)
+    if not can_afford_with(holdings, cost, wildcard, covered, times):
+        raise ValueError(
+            f"cannot pay {describe(cost)} x{times} from {describe(holdings)} ({wildcard} as wildcard)"
+        )
+    cover = 0
+    for name, amount in cost.items():
+        due = amount * times
+        if name in covered:
+            own = min(due, holdings.get(name, 0))
+            holdings[name] = holdings.get(name, 0) - own
+            cover += due - own
+        else:
+            holdings[name] = holdings.get(name, 0) - due
+    holdings[wildcard] = holdings.get(wildcard, 0) - cover
+    return cover
+
+
+def max_times_with(holdings: Bundle, cost: Bundle, wildcard: str, covers: Iterable[str], cap: int) -> int:
+    """How many times (at most `cap`) `cost` can be paid with the wildcard rule of `can_afford_with`."""
+    covered = tuple(covers)
+    best = 0
+    for times in range(1, cap + 1):
+        if not can_afford_with(holdings, cost, wildcard, covered, times):
+            break
+        best = times
+    return best

@@ -1,0 +1,1919 @@
+"""Marco Polo II's state and rules (`mp2-v1`), with The Caravans as an option. The package docstring is
+the spec.
+
+Pure: no Django, no gRPC, no clock, no global `random`; chance (setup shuffles, dice rolls) comes only from
+the state's own `ChanceRng`. The state is plain JSON data: every attribute listed in `_FIELDS`.
+
+Decision machinery (as in Voyages): `pending` is a stack of effects (index 0 = the next to resolve). An
+automatic effect is resolved at once; a choice effect is offered to its seat as a finite list of actions
+(and resolved without asking when exactly one action is possible). With nothing pending during play, the
+seat whose turn it is gets the turn menu: bonus actions, one normal action (a dice placement), and `end`
+once allowed. Effects are never mutated in their nested lists (they are replaced), so a shallow copy of
+each effect is a copy.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from itertools import combinations, product
+from typing import Any
+
+from engine_service.games.base import Action, GameResult, GameState, JsonDict
+from engine_service.games.common import cardrow
+from engine_service.games.common.dice import (
+    COLOUR,
+    SpaceDef,
+    colour_used,
+    distinct_groups,
+    kind_of,
+    placement_fee,
+    remove_tokens,
+    roll,
+)
+from engine_service.games.common.resources import can_afford_with, gain, max_times_with, pay_with
+from engine_service.games.mp2.scoring import final_scores
+from engine_service.games.mp2.tables import (
+    BASE_CHARACTERS,
+    BEIJING,
+    BOOKS,
+    CARAVAN_CHARACTERS,
+    CARAVAN_SELL_VP,
+    CARD_CITIES,
+    CITIES_OF_SHIELD,
+    CITY_CARDS,
+    COLOURS,
+    CONTRACT_CITIES,
+    CONTRACTS,
+    GOALS,
+    GOODS,
+    MARKER_CITIES,
+    MARKERS,
+    MILESTONES,
+    NEIGHBOURS,
+    NODES,
+    OASES,
+    OFFER_TILES,
+    OUTPOST_CITIES,
+    OUTPOSTS,
+    POST_CITIES,
+    REGULAR_CONTRACTS,
+    RESOURCES,
+    ROUTE_SEAL,
+    ROUTE_TILES,
+    SEAL_NAMES,
+    SEALS,
+    SHIELD,
+    SPECIAL_CITIES,
+    START_CONTRACTS,
+    WILD,
+    WILD_COVERS,
+)
+from engine_service.games.rng import ChanceRng
+
+ROUNDS = 5
+STEP_CAP = 12000
+EVENTS_KEPT = 24
+START_COINS = 8
+START_CAMELS = 3
+COLOUR_DICE = 5
+POSTS = 11
+KHAN_SLOTS = 4
+GOAL_OFFER = 3
+BLACK_DICE = {2: 4, 3: 5, 4: 6}
+BLACK_DIE_CAMELS = 3
+FIGURE_VALUE = 6
+NUMERALS = ("I", "II", "III")
+PRIVATE_FIELDS = ("goals", "goal_offers", "pile", "card_deck", "offer_piles", "offer_box")
+
+BLUE: dict[str, SpaceDef] = {
+    "book1": SpaceDef("book1", 1),
+    "book2": SpaceDef("book2", 1),
+    "book3a": SpaceDef("book3a", 1),
+    "book3b": SpaceDef("book3b", 1),
+    "seals": SpaceDef("seals", 2),
+    "travel1": SpaceDef("travel1", 1),
+    "travel2": SpaceDef("travel2", 2),
+    "travel3": SpaceDef("travel3", 3),
+    "contracts": SpaceDef("contracts", 1),
+}
+BOOK_OF = {"book1": "I", "book2": "II", "book3a": "III", "book3b": "III"}
+TRAVEL_RANK = {"travel1": 1, "travel2": 2, "travel3": 3}
+TRAVEL_CAP = {"travel1": 1, "travel2": 3, "travel3": 6}
+TRAVEL1_COINS = 2
+SPECIAL_SPACES = tuple(f"{city}-{k}" for city in ("BAL", "HOR", "BAG") for k in (1, 2))
+CARD_SLOTS = (*CARD_CITIES, "A1", "A2")
+BROWN_ONE = SpaceDef("brown", 1, shared=False)
+MAIN_ORDER = (
+    "book1",
+    "book2",
+    "book3a",
+    "book3b",
+    "khan",
+    "seals",
+    "travel1",
+    "travel2",
+    "travel3",
+    "contracts",
+    *SPECIAL_SPACES,
+    *(f"card-{slot}" for slot in CARD_SLOTS),
+)
+CHOICE_EFFECTS = frozenset(
+    {
+        "draft",
+        "keep_goal",
+        "donata_pick",
+        "comp",
+        "isabella",
+        "mailin_double",
+        "other_marker",
+        "good",
+        "goods2",
+        "offer",
+        "seal_pick",
+        "move",
+        "extra_post",
+        "relocate",
+        "mongke",
+        "pick",
+        "discard_old",
+        "city_contract",
+        "pile_full",
+        "reward_contract",
+        "repeat",
+        "exchange",
+        "card_bonus",
+        "load",
+        "caravan_move",
+        "caravan_good",
+        "return_tile",
+    }
+)
+GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
+UPGRADE = {"pepper": "silk", "silk": "gold"}
+ISABELLA_FACE = {
+    1: {"coins": 2},
+    6: {"coins": 2},
+    2: {"vp": 1},
+    5: {"vp": 1},
+    3: {"camels": 1},
+    4: {"camels": 1},
+}
+ISABELLA_PAIR = {
+    1: {"jade": 1},
+    6: {"jade": 1},
+    2: {"silk": 1},
+    5: {"silk": 1},
+    3: {"gold": 1},
+    4: {"gold": 1},
+}
+MONGKE_OASIS_VP = 3
+
+
+def tok_value(tok: str) -> int:
+    """A die token's value; a Donata figure token ("F<colour>") is a value-6 die."""
+    return FIGURE_VALUE if tok[0] == "F" else int(tok[1:])
+
+
+def _links_of(node: str, mongke: bool) -> list[tuple[tuple[str, ...], tuple[int, int, int], tuple[str, ...]]]:
+    """Moves of one step from `node`: (path of nodes entered, summed route cost, sea seals needed). For
+    Möngke a step runs through any oases to the next city, or ends on an oasis."""
+    out: list[tuple[tuple[str, ...], tuple[int, int, int], tuple[str, ...]]] = []
+
+    def walk(at: str, path: tuple[str, ...], cost: tuple[int, int, int], seals: tuple[str, ...]) -> None:
+        for other, extra in NEIGHBOURS[at]:
+            if other == node or other in path:
+                continue
+            seal = ROUTE_SEAL[(at, other)]
+            new_cost = (cost[0] + extra[0], cost[1] + extra[1], cost[2] + extra[2])
+            new_seals = (*seals, seal) if seal and seal not in seals else seals
+            new_path = (*path, other)
+            out.append((new_path, new_cost, new_seals))
+            if mongke and other in OASES:
+                walk(other, new_path, new_cost, new_seals)
+
+    walk(node, (), (0, 0, 0), ())
+    out.sort()
+    return out
+
+
+LINKS = {node: _links_of(node, False) for node in NODES}
+MONGKE_LINKS = {node: _links_of(node, True) for node in NODES}
+
+
+class Mp2State(GameState):
+    """One game of Marco Polo II. Everything mutable lives in plain JSON-able attributes."""
+
+    def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
+        super().__init__(num_players=num_players, options=options, rng=rng)
+        n = num_players
+        self.chars: list[str] = [""] * n
+        self.res: list[dict[str, int]] = [dict.fromkeys(RESOURCES, 0) for _ in range(n)]
+        self.extra_shields: list[int] = [0] * n
+        self.dice: list[list[str]] = [[] for _ in range(n)]
+        self.spare_figs: list[list[int]] = [[] for _ in range(n)]  # Donata's figures, by colour index
+        self.posts: list[list[str]] = [[] for _ in range(n)]
+        self.posts_left: list[int] = [POSTS] * n
+        self.posts_placed: list[int] = [0] * n
+        self.figures: list[list[str]] = [[BEIJING] for _ in range(n)]
+        self.active: list[list[str]] = [[] for _ in range(n)]
+        self.done: list[list[str]] = [[] for _ in range(n)]
+        self.goals: list[str] = [""] * n
+        self.goal_offers: list[list[str]] = [[] for _ in range(n)]
+        self.seals: list[dict[str, int]] = [{} for _ in range(n)]  # seal -> 1 basic, 2 improved
+        self.spaces: dict[str, list[list[Any]]] = {name: [] for name in BLUE}
+        self.khan: list[list[Any]] = []
+        self.brown: dict[str, list[Any]] = {}
+        self.cards: dict[str, str] = {}
+        self.card_deck: list[str] = []
+        self.card_box: list[str] = []
+        self.outposts: dict[str, str] = {}
+        self.kept_tiles: list[list[str]] = [[] for _ in range(n)]
+        self.markers: dict[str, str] = {}
+        self.marker_box = ""
+        self.contract_spaces: dict[str, list[str | None]] = {}
+        self.pile: list[str] = []  # index 0 is the top
+        self.pile_hidden = 0  # the unseen top part of the pile (discards go to the public bottom)
+        self.offer_piles: dict[str, list[str]] = {}
+        self.offer_now: dict[str, str] = {}
+        self.offer_box: dict[str, str] = {}
+        self.black_left = 0
+        self.round = 0
+        self.first_player = 0
+        self.next_first: int | None = None
+        self.travel_rank = 0
+        self.turn_seat = 0
+        self.phase = "setup"  # setup | play | over
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn: list[str] = []
+        self.pending: list[dict[str, Any]] = []
+        self.draft_pool: list[str] = []
+        self.vidal_sold: list[bool] = [False] * n
+        self.tiles: dict[str, str] = {}  # route tile -> up | down | held
+        self.caravans: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+        self.turns = 0
+        self.events: list[JsonDict] = []
+        self.end_reason: str | None = None
+        self.final: list[JsonDict] | None = None
+
+    # --- setup ------------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        n = self.num_players
+        rng = self.rng
+        markers = sorted(MARKERS)
+        rng.shuffle(markers)
+        self.markers = {city: markers[i] for i, city in enumerate(MARKER_CITIES)}
+        self.marker_box = markers[len(MARKER_CITIES)]
+        outposts = sorted(OUTPOSTS)
+        rng.shuffle(outposts)
+        self.outposts = {city: outposts[i] for i, city in enumerate(OUTPOST_CITIES)}
+        cards = sorted(CITY_CARDS)
+        rng.shuffle(cards)
+        self.cards = {slot: cards[i] for i, slot in enumerate(CARD_SLOTS)}
+        self.card_deck = cards[len(CARD_SLOTS) :]
+        regular = list(REGULAR_CONTRACTS)
+        rng.shuffle(regular)
+        self.contract_spaces = {city: [regular.pop(0), regular.pop(0)] for city in CONTRACT_CITIES}
+        self.pile = regular
+        self.pile_hidden = len(regular)
+        for numeral in NUMERALS:
+            tiles = sorted(t for t, d in OFFER_TILES.items() if d["book"] == numeral)
+            rng.shuffle(tiles)
+            self.offer_box[numeral] = tiles.pop()
+            self.offer_now[numeral] = tiles.pop(0)
+            self.offer_piles[numeral] = tiles
+        self.first_player = rng.randbelow(n)
+        starting = list(START_CONTRACTS)
+        rng.shuffle(starting)
+        goals = sorted(GOALS)
+        rng.shuffle(goals)
+        for seat in range(n):
+            self.active[seat] = [starting[seat]]
+            self.res[seat]["coins"] = START_COINS
+            self.res[seat]["camels"] = START_CAMELS
+            self.goal_offers[seat] = sorted(goals[seat * GOAL_OFFER : (seat + 1) * GOAL_OFFER])
+        # 2 players: neutral value-1 dice on Khan spaces 1-2 and one space of each special city, a value-5
+        # die on the lower Book III space; 3 players: a value-1 die on Khan space 1 (they stay all game).
+        if n == 2:
+            self.khan = [[-1, "n1"], [-1, "n1"]]
+            self.spaces["book3b"] = [[-1, ["n5"]]]
+            for city in ("BAL", "HOR", "BAG"):
+                self.brown[f"{city}-1"] = [-1, "n1"]
+        elif n == 3:
+            self.khan = [[-1, "n1"]]
+        if self.options["caravans"]:
+            self.tiles = dict.fromkeys(sorted(ROUTE_TILES), "up")
+            pool = list(BASE_CHARACTERS + CARAVAN_CHARACTERS)
+        else:
+            pool = list(BASE_CHARACTERS)
+        pool.sort()
+        rng.shuffle(pool)
+        self.draft_pool = sorted(pool[: n + 1])
+        # The last player picks first, then counter-clockwise; then everyone keeps one goal card.
+        last = (self.first_player - 1) % n
+        effects: list[dict[str, Any]] = [{"t": "draft", "seat": (last - i) % n} for i in range(n)]
+        effects += [{"t": "keep_goal", "seat": seat} for seat in self._order_from(self.first_player)]
+        effects.append({"t": "start_game", "seat": self.first_player})
+        self._push(effects)
+        self._run()
+
+    def _start_game(self) -> None:
+        donata = None
+        for seat, char in enumerate(self.chars):
+            if char == "mailin":
+                self._gain(seat, {"coins": 3})
+                self.figures[seat] = [BEIJING, BEIJING]
+            elif char == "donata":
+                donata = seat
+        self._log({"event": "setup", "characters": list(self.chars)})
+        if donata is not None:
+            self._push(
+                [{"t": "donata_pick", "seat": donata}, {"t": "first_round", "seat": self.first_player}]
+            )
+        else:
+            self._start_round()
+
+    def donata_colours(self, seat: int) -> list[int]:
+        """Colours whose spare figure is free: every colour but a Mailin player's (her 2nd figure)."""
+        return [c for c in range(len(COLOURS)) if not (c < self.num_players and self.chars[c] == "mailin")]
+
+    # --- small helpers ----------------------------------------------------------------------------------
+    def _log(self, event: JsonDict) -> None:
+        self.events.append({"round": self.round, **event})
+        if len(self.events) > EVENTS_KEPT:
+            del self.events[: len(self.events) - EVENTS_KEPT]
+
+    def _push(self, effects: Sequence[dict[str, Any]]) -> None:
+        self.pending[0:0] = list(effects)
+
+    def _order_from(self, first: int) -> list[int]:
+        return [(first + i) % self.num_players for i in range(self.num_players)]
+
+    def _gain(self, seat: int, bundle: Mapping[str, int], times: int = 1) -> None:
+        gain(self.res[seat], bundle, times)
+        jade = bundle.get("jade", 0) * times
+        if jade > 0 and self.chars[seat] == "abha":
+            self.res[seat]["vp"] += jade
+
+    def can_pay(self, seat: int, cost: Mapping[str, int], times: int = 1) -> bool:
+        """Jade pays any coin or camel of a cost; it never replaces pepper, silk or gold."""
+        return can_afford_with(self.res[seat], cost, WILD, WILD_COVERS, times)
+
+    def _pay(self, seat: int, cost: Mapping[str, int], times: int = 1) -> None:
+        pay_with(self.res[seat], cost, WILD, WILD_COVERS, times)
+
+    def improved(self, seat: int, seal: str) -> bool:
+        return self.seals[seat].get(seal, 0) == 2
+
+    def marker_cities_of(self, seat: int) -> list[str]:
+        return [c for c in MARKER_CITIES if c in self.posts[seat] and c in self.markers]
+
+    def _take_black_die(self, seat: int) -> None:
+        if self.black_left <= 0:
+            self._log({"event": "black_die_none_left", "seat": seat})
+            return
+        self.black_left -= 1
+        tok = roll(self.rng, "b")
+        self.dice[seat] = sorted([*self.dice[seat], tok])
+        self._log({"event": "black_die", "seat": seat, "die": tok})
+        self._isabella_face(seat, tok_value(tok))
+
+    def _isabella_face(self, seat: int, value: int) -> None:
+        if self.chars[seat] == "isabella":
+            self._gain(seat, ISABELLA_FACE[value])
+
+    # --- rounds and turns -------------------------------------------------------------------------------
+    def _start_round(self) -> None:
+        self.round += 1
+        n = self.num_players
+        if self.round > 1 and self.next_first is not None:
+            self.first_player = self.next_first
+        self.next_first = None
+        self.travel_rank = 0
+        self.spaces = {name: [p for p in placed if p[0] == -1] for name, placed in self.spaces.items()}
+        self.khan = [p for p in self.khan if p[0] == -1]
+        self.brown = {k: v for k, v in self.brown.items() if v[0] == -1}
+        self.black_left = BLACK_DICE[n]
+        self.vidal_sold = [False] * n
+        if self.round > 1:
+            for numeral in NUMERALS:
+                nxt = cardrow.draw_top(self.offer_piles[numeral])  # type: ignore[arg-type]
+                if nxt is not None:
+                    self.offer_now[numeral] = str(nxt)
+            for slot in ("A1", "A2"):
+                old = self.cards.pop(slot, None)
+                if old is not None:
+                    self.card_box.append(old)
+                drawn = cardrow.draw_top(self.card_deck)  # type: ignore[arg-type]
+                if drawn is not None:
+                    self.cards[slot] = str(drawn)
+        self.tiles = {t: "up" if state == "down" else state for t, state in self.tiles.items()}
+        for seat in range(n):
+            self.dice[seat] = sorted(roll(self.rng, COLOUR) for _ in range(COLOUR_DICE))
+        self._log({"event": "round", "first_player": self.first_player, "dice": [list(d) for d in self.dice]})
+        effects: list[dict[str, Any]] = []
+        for seat in self._order_from(self.first_player):
+            effects.append({"t": "income", "seat": seat})
+            total = sum(tok_value(t) for t in self.dice[seat])
+            if total < 15:
+                effects.append({"t": "comp", "seat": seat, "n": 15 - total})
+            if self.chars[seat] == "isabella":
+                effects.append({"t": "isabella", "seat": seat})
+        self.phase = "play"
+        self.turn_seat = self.first_player
+        self._begin_turn()
+        self._push(effects)
+
+    def _income(self, seat: int) -> None:
+        """Round-start "!" bonuses: bonus markers of post cities, special cities, character, improved seals."""
+        effects: list[dict[str, Any]] = []
+        if self.chars[seat] == "abha":
+            self._gain(seat, {"coins": 2})
+        for city in self.marker_cities_of(seat):
+            effects.append({"t": "marker", "seat": seat, "marker": self.markers[city]})
+        for city, data in SPECIAL_CITIES.items():
+            if city in self.posts[seat]:
+                effects.append({"t": "reward", "seat": seat, "r": data["bonus"]})
+        for seal in SEAL_NAMES:
+            if self.improved(seat, seal):
+                effects.append({"t": "reward", "seat": seat, "r": SEALS[seal]["bonus"]})
+        if self.chars[seat] == "mailin" and self._double_choices(seat):
+            effects.append({"t": "mailin_double", "seat": seat})
+        self._push(effects)
+
+    def _double_choices(self, seat: int) -> list[str]:
+        cities = self.marker_cities_of(seat)
+        if self.options["bonus_copy_scope"] == "with_special":
+            cities += [c for c in SPECIAL_CITIES if c in self.posts[seat]]
+        return cities
+
+    def _begin_turn(self) -> None:
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn = []
+
+    def _end_turn(self) -> None:
+        self.turns += 1
+        self._refill_contracts()
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn = []
+        for offset in range(1, self.num_players + 1):
+            seat = (self.turn_seat + offset) % self.num_players
+            if self.dice[seat]:
+                self.turn_seat = seat
+                self._begin_turn()
+                return
+        self._end_round()
+
+    def _refill_contracts(self) -> None:
+        for city in CONTRACT_CITIES:
+            slots = self.contract_spaces[city]
+            if None in slots:
+                new = [c if c is not None else self._draw_pile() for c in slots]
+                self.contract_spaces[city] = new
+
+    def _draw_pile(self) -> str | None:
+        card = cardrow.draw_top(self.pile)  # type: ignore[arg-type]
+        if card is not None and self.pile_hidden > 0:
+            self.pile_hidden -= 1
+        return None if card is None else str(card)
+
+    def _discard_contract(self, cid: str) -> None:
+        """Regular contracts go to the (public) bottom of the pile; starting contracts to the box."""
+        if not CONTRACTS[cid]["start"]:
+            cardrow.put_bottom(self.pile, [cid])  # type: ignore[arg-type, list-item]
+
+    def _end_round(self) -> None:
+        self._log({"event": "round_end", "round": self.round})
+        if self.round >= ROUNDS:
+            self._finish("completed")
+            return
+        self._start_round()
+
+    def _finish(self, reason: str) -> None:
+        breakdown = final_scores(self)
+        for seat, parts in enumerate(breakdown):
+            self.res[seat]["vp"] += int(parts["total"])
+        self.final = breakdown
+        self.phase = "over"
+        self.pending = []
+        self.end_reason = reason
+        self._log({"event": "game_end", "reason": reason})
+
+    # --- the decision loop ------------------------------------------------------------------------------
+    def current_seats(self) -> list[int]:
+        if self.phase == "over":
+            return []
+        if self.pending:
+            return [int(self.pending[0]["seat"])]
+        return [self.turn_seat]
+
+    def _legal_actions(self, seat: int) -> list[Action]:
+        if self.pending:
+            return self._effect_actions(self.pending[0])
+        return self._turn_actions(seat)
+
+    def _apply(self, seat: int, action: Action) -> None:
+        if self.pending:
+            self._resolve(self.pending[0], action)
+        else:
+            self._turn_apply(seat, action)
+        self._run()
+        if self.phase != "over" and self.step + 1 >= STEP_CAP:
+            self._finish("step_cap")
+
+    def _run(self) -> None:
+        """Resolve automatic effects and forced choices until a real decision (or the end) is reached."""
+        while self.phase != "over":
+            if self.pending:
+                effect = self.pending[0]
+                if effect["t"] not in CHOICE_EFFECTS:
+                    self.pending.pop(0)
+                    self._auto(effect)
+                    continue
+                actions = self._effect_actions(effect)
+                if not actions:
+                    self.pending.pop(0)
+                    self._abandon(effect)
+                    continue
+                if len(actions) == 1:
+                    self._resolve(effect, actions[0])
+                    continue
+                return
+            if self.phase != "play":
+                return
+            if not self.dice[self.turn_seat] and len(self._turn_actions(self.turn_seat)) == 1:
+                self._end_turn()
+                continue
+            return
+
+    def _abandon(self, effect: dict[str, Any]) -> None:
+        """A choice effect with no possible action ends; movements still settle what was walked."""
+        if effect["t"] == "move" and int(effect["taken"]) > 0:
+            self._finish_move(effect)
+        elif effect["t"] == "pick" and effect["taken"]:
+            self._finish_pick(int(effect["seat"]), list(effect["taken"]))
+
+    # --- the turn menu ----------------------------------------------------------------------------------
+    def _turn_actions(self, seat: int) -> list[Action]:
+        dice = self.dice[seat]
+        res = self.res[seat]
+        char = self.chars[seat]
+        actions: list[Action] = []
+        placements = self._placements(seat) if dice and not self.main_done else []
+        forced_bag = bool(dice) and not self.main_done and not placements
+        if self.main_done or not dice:
+            actions.append(Action("end", "end"))
+        distinct = sorted(set(dice))
+        for tok in distinct:
+            for what, bundle in (("coins", {"coins": 3}), ("camels", {"camels": 2}), ("jade", {"jade": 1})):
+                actions.append(
+                    Action(
+                        f"bag:{tok}:{what}",
+                        "bonus",
+                        {"bonus": "money_bag", "die": tok, "gain": bundle, "as_action": forced_bag},
+                    )
+                )
+        for cid in self.active[seat]:
+            for payment in self._contract_payments(seat, cid):
+                suffix = ":" + "+".join(f"{g}{k}" for g, k in sorted(payment.items()) if k) if payment else ""
+                actions.append(
+                    Action(
+                        f"complete:{cid}{suffix}",
+                        "bonus",
+                        {"bonus": "complete", "contract": cid, "goods": payment},
+                    )
+                )
+        for seal in SEAL_NAMES:
+            if self.seals[seat].get(seal) == 1 and self.can_pay(seat, self._improve_cost(seat, seal)):
+                actions.append(Action(f"improve:{seal}", "bonus", {"bonus": "improve", "seal": seal}))
+        if char == "vidal" and not self.vidal_sold[seat] and all(res[g] >= 1 for g in GOODS):
+            actions.append(Action("vidal:set", "bonus", {"bonus": "vidal_set", "vp": 5}))
+        for tile in sorted(set(self.kept_tiles[seat])):
+            actions.append(Action(f"outpost:{tile}", "bonus", {"bonus": "outpost", "tile": tile}))
+        if self.options["caravans"]:
+            actions.extend(self._caravan_menu(seat))
+        if self.black_left > 0 and not self.black_bought and self.can_pay(seat, {"camels": BLACK_DIE_CAMELS}):
+            actions.append(Action("black", "bonus", {"bonus": "black_die", "camels": BLACK_DIE_CAMELS}))
+        for tok in distinct:
+            value = tok_value(tok)
+            if self.can_pay(seat, {"camels": 1}):
+                actions.append(Action(f"reroll:{tok}", "bonus", {"bonus": "reroll", "die": tok, "camels": 1}))
+            if self.can_pay(seat, {"camels": 2}):
+                for by in (1, -1):
+                    if 1 <= value + by <= 6:
+                        actions.append(
+                            Action(
+                                f"adjust:{tok}:{by:+d}",
+                                "bonus",
+                                {"bonus": "adjust", "die": tok, "by": by, "camels": 2},
+                            )
+                        )
+        actions.extend(placements)
+        return actions
+
+    def _improve_cost(self, seat: int, seal: str) -> dict[str, int]:
+        cost = dict(SEALS[seal]["improve"])
+        if self.chars[seat] == "tebaldo":
+            cost.pop("coins", None)
+        return cost
+
+    def _contract_payments(self, seat: int, cid: str) -> list[dict[str, int]]:
+        """The goods a contract can be paid with: [{}] for a fixed cost, one entry per way to pay its "any"
+        or "2 different" goods; [] if it cannot be completed now. Vidal pays nothing."""
+        cost = CONTRACTS[cid]["cost"]
+        if self.chars[seat] == "vidal":
+            return [{}]
+        fixed = {k: v for k, v in cost.items() if k not in ("any", "diff2")}
+        if not self.can_pay(seat, fixed):
+            return []
+        res = self.res[seat]
+        left = {g: res[g] - fixed.get(g, 0) for g in GOODS}
+        if cost.get("any"):
+            k = int(cost["any"])
+            out = []
+            for p in range(min(k, left["pepper"]) + 1):
+                for s in range(min(k - p, left["silk"]) + 1):
+                    g = k - p - s
+                    if g <= left["gold"]:
+                        out.append({"pepper": p, "silk": s, "gold": g})
+            return out
+        if cost.get("diff2"):
+            return [{a: 1, b: 1} for a, b in GOOD_PAIRS if left[a] >= 1 and left[b] >= 1]
+        return [{}]
+
+    def _turn_apply(self, seat: int, action: Action) -> None:
+        aid = action.id
+        details = action.details
+        res = self.res[seat]
+        if aid == "end":
+            self._end_turn()
+        elif aid == "black":
+            self._pay(seat, {"camels": BLACK_DIE_CAMELS})
+            self.black_bought = True
+            self._take_black_die(seat)
+        elif aid.startswith("bag:"):
+            tok = str(details["die"])
+            remove_tokens(self.dice[seat], [tok])
+            self._gain(seat, details["gain"])
+            if details["as_action"]:
+                self.main_done = True
+            self._log({"event": "money_bag", "seat": seat, "die": tok, "gain": dict(details["gain"])})
+        elif aid.startswith("complete:"):
+            self._complete(seat, str(details["contract"]), dict(details["goods"]))
+        elif aid.startswith("improve:"):
+            seal = str(details["seal"])
+            self._pay(seat, self._improve_cost(seat, seal))
+            self.seals[seat] = {**self.seals[seat], seal: 2}
+            self._log({"event": "improve", "seat": seat, "seal": seal})
+            if self.chars[seat] == "dewu":
+                self._gain(seat, {"jade": 1})
+            self._reward(seat, SEALS[seal]["bonus"])
+        elif aid == "vidal:set":
+            pay_with(res, {g: 1 for g in GOODS}, WILD, ())
+            res["vp"] += 5
+            self.vidal_sold[seat] = True
+            self._log({"event": "vidal_set", "seat": seat})
+        elif aid.startswith("outpost:"):
+            tile = str(details["tile"])
+            kept = list(self.kept_tiles[seat])
+            kept.remove(tile)
+            self.kept_tiles[seat] = kept
+            self._log({"event": "outpost_used", "seat": seat, "tile": tile})
+            self._reward(seat, OUTPOSTS[tile])
+        elif aid.startswith("claim:"):
+            self._claim(seat, str(details["tile"]), str(details["city"]))
+        elif aid.startswith("caravan:"):
+            self._complete_caravan(seat, int(details["caravan"]))
+        elif aid.startswith("reroll:"):
+            tok = str(details["die"])
+            self._pay(seat, {"camels": 1})
+            new = roll(self.rng, kind_of(tok))
+            self._replace_die(seat, tok, new)
+            self._isabella_face(seat, tok_value(new))
+        elif aid.startswith("adjust:"):
+            tok = str(details["die"])
+            self._pay(seat, {"camels": 2})
+            self._replace_die(seat, tok, f"{kind_of(tok)}{tok_value(tok) + int(details['by'])}")
+        elif aid.startswith("place:"):
+            self._place(seat, action)
+        else:  # pragma: no cover - the menu only makes the ids above
+            raise AssertionError(aid)
+
+    def _replace_die(self, seat: int, old: str, new: str) -> None:
+        remove_tokens(self.dice[seat], [old])
+        self.dice[seat] = sorted([*self.dice[seat], new])
+        self._log({"event": "die", "seat": seat, "from": old, "to": new})
+
+    def _complete(self, seat: int, cid: str, goods: Mapping[str, int]) -> None:
+        contract = CONTRACTS[cid]
+        if self.chars[seat] != "vidal":
+            fixed = {k: v for k, v in contract["cost"].items() if k not in ("any", "diff2")}
+            self._pay(seat, fixed)
+            pay_with(self.res[seat], goods, WILD, ())
+            self.res[seat]["vp"] += int(contract["vp"])
+        self.active[seat] = [c for c in self.active[seat] if c != cid]
+        self.done[seat] = [*self.done[seat], cid]
+        self._log({"event": "complete", "seat": seat, "contract": cid})
+        if self.chars[seat] == "abha":
+            self._gain(seat, {"jade": 1})
+        self._reward(seat, contract["reward"])
+
+    # --- dice placement (the normal actions) ------------------------------------------------------------
+    def _tokens(self, seat: int) -> list[str]:
+        """Dice and, for Donata, her spare figures ("F<colour>") while she still holds a die."""
+        dice = self.dice[seat]
+        if dice and self.spare_figs[seat]:
+            return [*dice, *(f"F{c}" for c in self.spare_figs[seat])]
+        return list(dice)
+
+    def _placements(self, seat: int) -> list[Action]:
+        tokens = self._tokens(seat)
+        char = self.chars[seat]
+        actions: list[Action] = []
+        groups_by_size: dict[int, list[tuple[str, ...]]] = {}
+
+        def groups(size: int) -> list[tuple[str, ...]]:
+            if size not in groups_by_size:
+                groups_by_size[size] = distinct_groups(tokens, size) if len(tokens) >= size else []
+            return groups_by_size[size]
+
+        for name in MAIN_ORDER:
+            if name == "khan":
+                actions.extend(self._khan_placements(seat, groups(1)))
+                continue
+            if name in BLUE:
+                space = BLUE[name]
+                size = 1 if name == "seals" and char == "dewu" else space.dice
+                if name.startswith("travel") and char == "gantulga" and name != "travel1":
+                    continue
+                placed = self.spaces[name]
+                blocked = colour_used(placed, seat)
+                for group in groups(size):
+                    figs = [t for t in group if t[0] == "F"]
+                    if figs and placed:
+                        continue
+                    if blocked and any(kind_of(t) == COLOUR for t in group):
+                        continue
+                    values = [tok_value(t) for t in group]
+                    fee = placement_fee(space, bool(placed), values)
+                    if fee is None:
+                        continue
+                    extra = fee + (TRAVEL1_COINS if name == "travel1" else 0)
+                    if not self.can_pay(seat, {"coins": extra}):
+                        continue
+                    if not self._performable(seat, name, min(values), extra):
+                        continue
+                    actions.append(self._place_action(name, group, fee, min(values)))
+                continue
+            for group in groups(1):
+                tok = group[0]
+                if not self._city_space_open(seat, name, tok):
+                    continue
+                if not self._performable(seat, name, tok_value(tok), 0):
+                    continue
+                actions.append(self._place_action(name, group, 0, tok_value(tok)))
+        return actions
+
+    def _city_space_open(self, seat: int, name: str, tok: str) -> bool:
+        """A special-city or city-card space: free, post (or figure colour) rules, colour once per city."""
+        if name in self.brown:
+            return False
+        if name.startswith("card-"):
+            slot = name[5:]
+            if slot not in self.cards:
+                return False
+            city = None if slot in ("A1", "A2") else slot
+        else:
+            city = name.split("-")[0]
+        if tok[0] == "F":
+            colour = int(tok[1:])
+            if city is not None and colour < self.num_players and city not in self.posts[colour]:
+                return False
+        elif city is not None and (city not in self.posts[seat] or city in self.posts_this_turn):
+            return False
+        if city is not None and not name.startswith("card-"):
+            owner = int(tok[1:]) if tok[0] == "F" else seat
+            coloured = tok[0] == "F" or kind_of(tok) == COLOUR
+            for k in (1, 2):
+                placed = self.brown.get(f"{city}-{k}")
+                if coloured and placed is not None and placed[0] == owner and kind_of(placed[1]) == COLOUR:
+                    return False
+        return True
+
+    @staticmethod
+    def _place_action(name: str, group: Sequence[str], fee: int, strength: int) -> Action:
+        details: dict[str, Any] = {"space": name, "dice": list(group), "fee": fee, "strength": strength}
+        return Action(f"place:{name}:{'+'.join(group)}", "place", details)
+
+    def _khan_placements(self, seat: int, singles: list[tuple[str, ...]]) -> list[Action]:
+        if len(self.khan) >= KHAN_SLOTS:
+            return []
+        floor = tok_value(self.khan[-1][1]) if self.khan else 1
+        actions = []
+        for group in singles:
+            tok = group[0]
+            if tok[0] == "F":
+                owner, blocked_kind = int(tok[1:]), True
+            else:
+                owner, blocked_kind = seat, kind_of(tok) == COLOUR
+            if blocked_kind and colour_used([[s, [t]] for s, t in self.khan], owner):
+                continue
+            if tok_value(tok) >= floor:
+                actions.append(self._place_action("khan", group, 0, tok_value(tok)))
+        return actions
+
+    def _performable(self, seat: int, name: str, strength: int, coins_out: int) -> bool:
+        if name in BOOK_OF:
+            return strength >= int(BOOKS[BOOK_OF[name]]["min_die"])
+        if name == "seals":
+            return bool(self._seal_choices(seat, strength))
+        if name.startswith("travel"):
+            return self._can_step(seat, {"coins": coins_out}, {})
+        if name == "contracts":
+            return bool(self._available_contracts(seat))
+        if name in SPECIAL_SPACES:
+            return True
+        if name.startswith("card-"):
+            return self._card_performable(seat, self.cards[name[5:]], strength)
+        raise AssertionError(name)  # pragma: no cover
+
+    def _seal_choices(self, seat: int, tier: int) -> list[str]:
+        return [s for s in SEAL_NAMES if s not in self.seals[seat] and SEALS[s]["min_die"] <= tier]
+
+    def _available_contracts(self, seat: int) -> list[tuple[str, int]]:
+        out = []
+        for city in CONTRACT_CITIES:
+            if city in self.posts[seat]:
+                for slot, cid in enumerate(self.contract_spaces[city]):
+                    if cid is not None:
+                        out.append((city, slot + 1))
+        return out
+
+    def _card_performable(self, seat: int, card: str, die: int) -> bool:
+        data = CITY_CARDS[card]
+        kind = data["kind"]
+        if kind in ("die_coins", "die_table"):
+            return True
+        if kind == "count":
+            return bool(self.done[seat]) if data["of"] == "contracts" else bool(self.posts[seat])
+        if kind == "city_bonus":
+            return bool(self._bonus_cities(seat))
+        if kind == "exchange":
+            return any(self._can_give(seat, o["give"]) for o in data["options"])
+        if kind == "seal":
+            return self.can_pay(seat, data["cost"]) and bool(self._seal_choices(seat, die))
+        if kind == "move":
+            return self._can_step(seat, {}, data["per_step"])
+        if kind == "repeat":
+            return self.can_pay(seat, data["cost"])
+        raise AssertionError(kind)  # pragma: no cover
+
+    def _bonus_cities(self, seat: int) -> list[str]:
+        cities = self.marker_cities_of(seat)
+        if self.options["bonus_copy_scope"] == "with_special":
+            cities += [c for c in SPECIAL_CITIES if c in self.posts[seat]]
+        return cities
+
+    def _can_give(self, seat: int, give: Mapping[str, int], times: int = 1) -> bool:
+        """Exchange affordability: victory points may be given even below zero."""
+        return self.can_pay(seat, {k: v for k, v in give.items() if k != "vp"}, times)
+
+    def _place(self, seat: int, action: Action) -> None:
+        details = action.details
+        name = str(details["space"])
+        group = [str(t) for t in details["dice"]]
+        dice = [t for t in group if t[0] != "F"]
+        figs = [int(t[1:]) for t in group if t[0] == "F"]
+        strength = int(details["strength"])
+        occupied = bool(self.spaces[name]) if name in BLUE else False
+        remove_tokens(self.dice[seat], dice)
+        if figs:
+            self.spare_figs[seat] = [c for c in self.spare_figs[seat] if c not in figs]
+        fee = int(details["fee"])
+        extra = fee + (TRAVEL1_COINS if name == "travel1" else 0)
+        if extra:
+            self._pay(seat, {"coins": extra})
+        self.main_done = True
+        entries: list[list[Any]] = []
+        if dice:
+            entries.append([seat, dice])
+        entries += [[colour, [f"c{FIGURE_VALUE}"]] for colour in figs]
+        self._log({"event": "place", "seat": seat, "space": name, "dice": group, "fee": fee})
+        if name == "khan":
+            owner = figs[0] if figs else seat
+            self.khan = [*self.khan, [owner, entries[0][1][0]]]
+        elif name in BLUE:
+            self.spaces[name] = [*self.spaces[name], *entries]
+        else:
+            self.brown[name] = [entries[0][0], entries[0][1][0]]
+        if dice and occupied and self.chars[seat] == "donata":
+            self._push([{"t": "reward", "seat": seat, "r": {"camels": 2}}])
+        if name in BOOK_OF:
+            numeral = BOOK_OF[name]
+            self._push([{"t": "offer", "seat": seat, "book": numeral}])
+        elif name == "khan":
+            self._gain(seat, {"coins": 4, "camels": 2})
+        elif name == "seals":
+            self._push([{"t": "seal_pick", "seat": seat, "tier": strength}])
+        elif name in TRAVEL_RANK:
+            rank = 1 if self.chars[seat] == "gantulga" else TRAVEL_RANK[name]
+            if rank >= self.travel_rank:
+                self.travel_rank = rank
+                self.next_first = seat
+            self._push([self._move_effect(seat, name, min(TRAVEL_CAP[name], strength), {}, optional=False)])
+        elif name == "contracts":
+            self._push([{"t": "pick", "seat": seat, "taken": []}])
+        elif name in SPECIAL_SPACES:
+            self._use_special(seat, name, strength)
+        else:
+            self._use_card(seat, self.cards[name[5:]], strength)
+
+    def _use_special(self, seat: int, name: str, die: int) -> None:
+        city = name.split("-")[0]
+        data = SPECIAL_CITIES[city]
+        effects: list[dict[str, Any]] = [{"t": "reward", "seat": seat, "r": data["action"]}]
+        if self.improved(seat, data["seal"]):
+            if self.options["special_city_repeat"] == "by_die":
+                times = 1 if die <= 3 else 2
+            else:
+                times = int(name.split("-")[1])
+            effects += [{"t": "reward", "seat": seat, "r": SEALS[data["seal"]]["bonus"]}] * times
+        self._push(effects)
+
+    def _use_card(self, seat: int, card: str, die: int) -> None:
+        data = CITY_CARDS[card]
+        kind = data["kind"]
+        self._log({"event": "card", "seat": seat, "card": card, "die": die})
+        if kind == "die_coins":
+            self._gain(seat, {"coins": int(data["per_pip"]) * die})
+        elif kind == "die_table":
+            self._gain(seat, {data["good"]: int(data["table"][die - 1])})
+        elif kind == "count":
+            count = len(self.done[seat]) if data["of"] == "contracts" else len(self.posts[seat])
+            self._gain(seat, data["gain"], min(die, count))
+        elif kind == "city_bonus":
+            self._push([{"t": "card_bonus", "seat": seat, "n": int(data["table"][die - 1])}])
+        elif kind == "exchange":
+            self._push([{"t": "exchange", "seat": seat, "card": card, "max": die}])
+        elif kind == "seal":
+            self._pay(seat, data["cost"])
+            self._push([{"t": "seal_pick", "seat": seat, "tier": die}])
+        elif kind == "move":
+            self._push([self._move_effect(seat, "card", die, data["per_step"], optional=False)])
+        elif kind == "repeat":
+            self._push([{"t": "repeat", "seat": seat, "card": card, "max": die}])
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    # --- rewards ----------------------------------------------------------------------------------------
+    def _reward(self, seat: int, reward: Mapping[str, int]) -> None:
+        """Gain a reward bundle; its choices (goods, moves, contracts, ...) become effects resolved next."""
+        self._gain(seat, {k: v for k, v in reward.items() if k in RESOURCES})
+        effects: list[dict[str, Any]] = []
+        effects += [{"t": "good", "seat": seat}] * reward.get("good_choice", 0)
+        effects += [{"t": "goods2", "seat": seat}] * reward.get("diff2", 0)
+        effects += [{"t": "other_marker", "seat": seat}] * reward.get("other_marker", 0)
+        for _ in range(reward.get("black_die", 0)):
+            self._take_black_die(seat)
+        if reward.get("shield"):
+            self.extra_shields[seat] += int(reward["shield"])
+        effects += [{"t": "pile_contract", "seat": seat}] * reward.get("contract_pile", 0)
+        effects += [{"t": "reward_contract", "seat": seat}] * reward.get("contract_city", 0)
+        if reward.get("move"):
+            effects.append(self._move_effect(seat, "reward", int(reward["move"]), {}, optional=True))
+        self._push(effects)
+
+    def _auto(self, effect: dict[str, Any]) -> None:
+        kind = effect["t"]
+        seat = int(effect["seat"])
+        if kind == "start_game":
+            self._start_game()
+        elif kind == "first_round":
+            self._start_round()
+        elif kind == "income":
+            self._income(seat)
+        elif kind == "reward":
+            self._reward(seat, effect["r"])
+        elif kind == "marker":
+            self._log({"event": "city_bonus", "seat": seat, "marker": effect["marker"]})
+            self._reward(seat, MARKERS[effect["marker"]])
+        elif kind == "pile_contract":
+            card = self._draw_pile()
+            if card is None:
+                self._log({"event": "contract_pile_empty", "seat": seat})
+            elif len(self.active[seat]) < 2:
+                self.active[seat] = [*self.active[seat], card]
+                self._log({"event": "pile_contract", "seat": seat, "contract": card})
+            else:
+                self._push([{"t": "pile_full", "seat": seat, "new": card}])
+        elif kind == "place_new":
+            self.active[seat] = [*self.active[seat], *effect["cards"]]
+            self._gain(seat, {"coins": int(effect.get("coins", 0))})
+        elif kind == "posts":
+            self._place_posts(effect)
+        elif kind == "caravan_home":
+            self._caravan_home(seat, int(effect["caravan"]), effect.get("tile"))
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    # --- choice effects ---------------------------------------------------------------------------------
+    def _effect_actions(self, effect: dict[str, Any]) -> list[Action]:
+        kind = effect["t"]
+        seat = int(effect["seat"])
+        res = self.res[seat]
+        if kind == "draft":
+            return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
+        if kind == "keep_goal":
+            return [Action(f"keep:{g}", "goal", {"goal": g}) for g in self.goal_offers[seat]]
+        if kind == "donata_pick":
+            colours = self.donata_colours(seat)
+            return [
+                Action(f"figures:{'+'.join(COLOURS[c] for c in trio)}", "figures", {"colours": list(trio)})
+                for trio in combinations(colours, 3)
+            ]
+        if kind == "comp":
+            n = int(effect["n"])
+            return [
+                Action(f"comp:{c}coins+{n - c}camels", "compensation", {"coins": c, "camels": n - c})
+                for c in range(n, -1, -1)
+            ]
+        if kind == "isabella":
+            return self._isabella_actions(seat)
+        if kind == "mailin_double":
+            return [Action(f"double:{city}", "double", {"city": city}) for city in self._double_choices(seat)]
+        if kind == "other_marker":
+            return [
+                Action(f"marker:{m}", "city_bonus", {"marker": m})
+                for m in sorted(set(self.markers.values()))
+                if MARKERS[m].get("other_marker") is None
+            ]
+        if kind == "good":
+            return [Action(f"good:{g}", "good", {"good": g}) for g in GOODS]
+        if kind == "goods2":
+            return [Action(f"goods:{a}+{b}", "goods", {"goods": [a, b]}) for a, b in GOOD_PAIRS]
+        if kind == "offer":
+            book = BOOKS[effect["book"]]
+            tile = OFFER_TILES[self.offer_now[effect["book"]]]
+            actions = [
+                Action("offer:free1", "offer", {"jade": 0, "gain": book["free"][0]}),
+                Action("offer:free2", "offer", {"jade": 0, "gain": book["free"][1]}),
+            ]
+            if res["jade"] >= 1:
+                actions.append(
+                    Action("offer:jade1", "offer", {"jade": 1, "gain": tile["jade1"], "tile": tile["id"]})
+                )
+            if res["jade"] >= 2:
+                actions.append(
+                    Action("offer:jade2", "offer", {"jade": 2, "gain": tile["jade2"], "tile": tile["id"]})
+                )
+            return actions
+        if kind == "seal_pick":
+            return [
+                Action(f"seal:{s}", "seal", {"seal": s, "jade": SEALS[s]["jade"]})
+                for s in self._seal_choices(seat, int(effect["tier"]))
+            ]
+        if kind == "move":
+            return self._move_actions(seat, effect)
+        if kind == "extra_post":
+            return [Action("extra:none", "post", {"city": None})] + [
+                Action(f"extra:{city}", "post", {"city": city}) for city in effect["candidates"]
+            ]
+        if kind == "relocate":
+            return [
+                Action(f"relocate:{city}", "relocate", {"from": city, "to": effect["node"]})
+                for city in sorted(self.posts[seat])
+                if city != effect["node"]
+            ]
+        if kind == "mongke":
+            n = int(effect["n"])
+            return [
+                Action(f"oasis:{c}coins+{n - c}camels", "oasis", {"coins": 2 * c, "camels": n - c})
+                for c in range(n, -1, -1)
+            ]
+        if kind == "pick":
+            taken = [tuple(t) for t in effect["taken"]]
+            actions = [Action("done", "contracts", {"taken": effect["taken"]})] if taken else []
+            limit = 1 if self.chars[seat] == "vidal" else 2
+            if len(taken) < limit:
+                for city, slot in self._available_contracts(seat):
+                    if (city, slot) not in taken:
+                        cid = self.contract_spaces[city][slot - 1]
+                        actions.append(
+                            Action(
+                                f"take:{city}:{slot}",
+                                "contracts",
+                                {"city": city, "slot": slot, "contract": cid},
+                            )
+                        )
+            return actions
+        if kind == "discard_old":
+            return [
+                Action(f"discard:{c}", "contract", {"discard": c})
+                for c in effect["old"]
+                if c in self.active[seat]
+            ]
+        if kind in ("city_contract", "reward_contract"):
+            actions = [Action("decline", "contract", {})]
+            if kind == "city_contract":
+                city = str(effect["city"])
+                places = [(city, s + 1) for s, c in enumerate(self.contract_spaces[city]) if c is not None]
+            else:
+                places = self._available_contracts(seat)
+            for city, slot in places:
+                cid = self.contract_spaces[city][slot - 1]
+                actions.append(
+                    Action(f"take:{city}:{slot}", "contract", {"city": city, "slot": slot, "contract": cid})
+                )
+            return actions
+        if kind == "pile_full":
+            new = str(effect["new"])
+            actions = [Action("decline", "contract", {"contract": new, "keep": False})]
+            for old in self.active[seat]:
+                actions.append(Action(f"discard:{old}", "contract", {"contract": new, "discard": old}))
+            return actions
+        if kind == "repeat":
+            data = CITY_CARDS[str(effect["card"])]
+            most = max_times_with(res, data["cost"], WILD, WILD_COVERS, int(effect["max"]))
+            return [
+                Action(f"times:{k}", "card", {"card": effect["card"], "times": k}) for k in range(1, most + 1)
+            ]
+        if kind == "exchange":
+            data = CITY_CARDS[str(effect["card"])]
+            actions = []
+            for option in data["options"]:
+                for k in range(1, int(effect["max"]) + 1):
+                    if not self._can_give(seat, option["give"], k):
+                        break
+                    actions.append(
+                        Action(
+                            f"ex:{option['name']}:{k}",
+                            "card",
+                            {"give": option["give"], "get": option["get"], "times": k},
+                        )
+                    )
+            return actions
+        if kind == "card_bonus":
+            mine = self._bonus_cities(seat)
+            actions = [Action(f"city:{c}", "card", {"cities": [c]}) for c in mine]
+            if int(effect["n"]) >= 2:
+                actions += [
+                    Action(f"city:{a}+{b}", "card", {"cities": [a, b]}) for a, b in combinations(mine, 2)
+                ]
+            return actions
+        if kind == "load":
+            return self._load_actions(seat)
+        if kind == "caravan_move":
+            return self._caravan_move_actions(seat, effect)
+        if kind == "caravan_good":
+            good = str(effect["goods"][0])
+            actions = [Action(f"double:{good}", "caravan", {"good": good, "use": "double"})]
+            if good in UPGRADE:
+                actions.append(Action(f"upgrade:{good}", "caravan", {"good": good, "use": "upgrade"}))
+            actions.append(
+                Action(f"sell:{good}", "caravan", {"good": good, "use": "sell", "vp": CARAVAN_SELL_VP[good]})
+            )
+            return actions
+        if kind == "return_tile":
+            return [Action(f"return:{t}", "caravan", {"tile": t}) for t in effect["tiles"]]
+        raise AssertionError(kind)  # pragma: no cover
+
+    def _isabella_actions(self, seat: int) -> list[Action]:
+        counts = Counter(tok_value(t) for t in self.dice[seat] if kind_of(t) == COLOUR)
+        values = sorted(v for v, c in counts.items() if c >= 2)
+        actions = []
+        for ks in product(*(range(counts[v] // 2 + 1) for v in values)):
+            chosen = {v: k for v, k in zip(values, ks, strict=True) if k}
+            name = "+".join(f"{k}x{v}" for v, k in sorted(chosen.items())) or "none"
+            actions.append(
+                Action(f"pairs:{name}", "isabella", {"pairs": {str(v): k for v, k in chosen.items()}})
+            )
+        return actions
+
+    def _resolve(self, effect: dict[str, Any], action: Action) -> None:
+        kind = effect["t"]
+        seat = int(effect["seat"])
+        res = self.res[seat]
+        details = action.details
+        if kind == "draft":
+            self.pending.pop(0)
+            key = str(details["character"])
+            self.chars[seat] = key
+            self.draft_pool = [k for k in self.draft_pool if k != key]
+            self._log({"event": "draft", "seat": seat, "character": key})
+        elif kind == "keep_goal":
+            self.pending.pop(0)
+            self.goals[seat] = str(details["goal"])
+            self._log({"event": "goal_kept", "seat": seat})
+        elif kind == "donata_pick":
+            self.pending.pop(0)
+            self.spare_figs[seat] = [int(c) for c in details["colours"]]
+            self._log({"event": "figures", "seat": seat, "colours": list(details["colours"])})
+        elif kind == "comp":
+            self.pending.pop(0)
+            self._gain(seat, {"coins": int(details["coins"]), "camels": int(details["camels"])})
+        elif kind == "isabella":
+            self.pending.pop(0)
+            pairs = {int(v): int(k) for v, k in details["pairs"].items()}
+            for value, k in pairs.items():
+                self._gain(seat, ISABELLA_PAIR[value], k)
+            singles = Counter(tok_value(t) for t in self.dice[seat])
+            for value, k in pairs.items():
+                singles[value] -= 2 * k
+            for value, count in singles.items():
+                self._gain(seat, ISABELLA_FACE[value], count)
+        elif kind == "mailin_double":
+            self.pending.pop(0)
+            city = str(details["city"])
+            if city in SPECIAL_CITIES:
+                self._push([{"t": "reward", "seat": seat, "r": SPECIAL_CITIES[city]["bonus"]}])
+            else:
+                self._push([{"t": "marker", "seat": seat, "marker": self.markers[city]}])
+        elif kind == "other_marker":
+            self.pending.pop(0)
+            self._push([{"t": "marker", "seat": seat, "marker": str(details["marker"])}])
+        elif kind == "good":
+            self.pending.pop(0)
+            self._gain(seat, {str(details["good"]): 1})
+        elif kind == "goods2":
+            self.pending.pop(0)
+            for g in details["goods"]:
+                self._gain(seat, {str(g): 1})
+        elif kind == "offer":
+            self.pending.pop(0)
+            if int(details["jade"]):
+                pay_with(res, {"jade": int(details["jade"])}, WILD, ())
+            self._log({"event": "offer", "seat": seat, "book": effect["book"], "choice": action.id})
+            self._reward(seat, details["gain"])
+            if self.options["caravans"] and self.caravans[seat]:
+                steps = int(BOOKS[effect["book"]]["caravan_steps"]) + (
+                    2 if self.chars[seat] == "tebaldo" else 0
+                )
+                self._push([{"t": "caravan_move", "seat": seat, "left": [steps] * len(self.caravans[seat])}])
+        elif kind == "seal_pick":
+            self.pending.pop(0)
+            seal = str(details["seal"])
+            self.seals[seat] = {**self.seals[seat], seal: 1}
+            self._gain(seat, {"jade": int(SEALS[seal]["jade"])})
+            self._log({"event": "seal", "seat": seat, "seal": seal})
+        elif kind == "move":
+            self._resolve_move(seat, effect, action)
+        elif kind == "extra_post":
+            self.pending.pop(0)
+            nodes = list(effect["nodes"])
+            extra = details["city"]
+            if extra is not None and not self.options["extra_post_bonus"]:
+                # Q7 alternative: the extra post brings no bonus; the end cities' posts do.
+                self._push(
+                    [
+                        {"t": "posts", "seat": seat, "nodes": nodes, "bonuses": []},
+                        {"t": "posts", "seat": seat, "nodes": [str(extra)], "bonuses": [], "quiet": True},
+                    ]
+                )
+            else:
+                self._push(
+                    [
+                        {
+                            "t": "posts",
+                            "seat": seat,
+                            "nodes": [*nodes, *([str(extra)] if extra else [])],
+                            "bonuses": [],
+                        }
+                    ]
+                )
+        elif kind == "relocate":
+            self.pending.pop(0)
+            self._relocate(seat, str(details["from"]), str(details["to"]))
+        elif kind == "mongke":
+            self.pending.pop(0)
+            self._gain(seat, {"coins": int(details["coins"]), "camels": int(details["camels"])})
+        elif kind == "pick":
+            if action.id == "done":
+                self._finish_pick(seat, list(effect["taken"]))
+            else:
+                effect["taken"] = [*effect["taken"], [details["city"], int(details["slot"])]]
+                limit = 1 if self.chars[seat] == "vidal" else 2
+                if len(effect["taken"]) >= limit:
+                    self._finish_pick(seat, list(effect["taken"]))
+        elif kind == "discard_old":
+            old = str(details["discard"])
+            self.active[seat] = [c for c in self.active[seat] if c != old]
+            self._discard_contract(old)
+            self._log({"event": "discard_contract", "seat": seat, "contract": old})
+            effect["need"] = int(effect["need"]) - 1
+            if effect["need"] <= 0:
+                self.pending.pop(0)
+        elif kind in ("city_contract", "reward_contract"):
+            self.pending.pop(0)
+            if action.id != "decline":
+                self._take_one(seat, str(details["city"]), int(details["slot"]))
+        elif kind == "pile_full":
+            self.pending.pop(0)
+            new = str(effect["new"])
+            if action.id == "decline":
+                self._discard_contract(new)
+            else:
+                old = str(details["discard"])
+                self.active[seat] = [*(c for c in self.active[seat] if c != old), new]
+                self._discard_contract(old)
+            self._log({"event": "pile_contract", "seat": seat, "contract": new, "choice": action.id})
+        elif kind == "repeat":
+            self.pending.pop(0)
+            data = CITY_CARDS[str(effect["card"])]
+            times = int(details["times"])
+            self._pay(seat, data["cost"], times)
+            for _ in range(times):
+                self._reward(seat, data["gain"])
+        elif kind == "exchange":
+            self.pending.pop(0)
+            times = int(details["times"])
+            give = details["give"]
+            self._pay(seat, {k: v for k, v in give.items() if k != "vp"}, times)
+            res["vp"] -= int(give.get("vp", 0)) * times
+            self._gain(seat, details["get"], times)
+        elif kind == "card_bonus":
+            self.pending.pop(0)
+            effects = []
+            for city in details["cities"]:
+                if city in SPECIAL_CITIES:
+                    effects.append({"t": "reward", "seat": seat, "r": SPECIAL_CITIES[city]["bonus"]})
+                else:
+                    effects.append({"t": "marker", "seat": seat, "marker": self.markers[city]})
+            self._push(effects)
+        elif kind == "load":
+            self.pending.pop(0)
+            goods = [str(g) for g in details["goods"]]
+            pay_with(res, dict(Counter(goods)), WILD, ())
+            caravans = self.caravans[seat]
+            last = dict(caravans[-1])
+            last["goods"] = goods
+            self.caravans[seat] = [*caravans[:-1], last]
+            self._log({"event": "caravan_loaded", "seat": seat, "goods": goods})
+        elif kind == "caravan_move":
+            self._resolve_caravan_move(seat, effect, action)
+        elif kind == "caravan_good":
+            good = str(details["good"])
+            use = str(details["use"])
+            if use == "double":
+                self._gain(seat, {good: 2})
+            elif use == "upgrade":
+                self._gain(seat, {UPGRADE[good]: 1})
+            else:
+                res["vp"] += CARAVAN_SELL_VP[good]
+            self._log({"event": "caravan_good", "seat": seat, "good": good, "use": use})
+            rest = list(effect["goods"])[1:]
+            if rest:
+                effect["goods"] = rest
+            else:
+                self.pending.pop(0)
+        elif kind == "return_tile":
+            self.pending.pop(0)
+            self._push(
+                [{"t": "caravan_home", "seat": seat, "caravan": effect["caravan"], "tile": details["tile"]}]
+            )
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+
+    # --- contracts --------------------------------------------------------------------------------------
+    def _finish_pick(self, seat: int, taken: list[list[Any]]) -> None:
+        """The Contracts action: discard older contracts to make room, take the new ones, then 3 coins."""
+        self.pending.pop(0)
+        cards = []
+        for city, slot in taken:
+            cid = self.contract_spaces[city][int(slot) - 1]
+            assert cid is not None
+            cards.append(cid)
+            spaces = list(self.contract_spaces[city])
+            spaces[int(slot) - 1] = None
+            self.contract_spaces[city] = spaces
+        self._log({"event": "take_contracts", "seat": seat, "contracts": cards})
+        effects: list[dict[str, Any]] = []
+        need = len(self.active[seat]) + len(cards) - 2
+        if need > 0:
+            effects.append({"t": "discard_old", "seat": seat, "need": need, "old": list(self.active[seat])})
+        effects.append({"t": "place_new", "seat": seat, "cards": cards, "coins": 3})
+        self._push(effects)
+
+    def _take_one(self, seat: int, city: str, slot: int) -> None:
+        cid = self.contract_spaces[city][slot - 1]
+        assert cid is not None
+        spaces = list(self.contract_spaces[city])
+        spaces[slot - 1] = None
+        self.contract_spaces[city] = spaces
+        self._log({"event": "take_contracts", "seat": seat, "contracts": [cid]})
+        effects: list[dict[str, Any]] = []
+        if len(self.active[seat]) >= 2:
+            effects.append({"t": "discard_old", "seat": seat, "need": 1, "old": list(self.active[seat])})
+        effects.append({"t": "place_new", "seat": seat, "cards": [cid]})
+        self._push(effects)
+
+    # --- movement ---------------------------------------------------------------------------------------
+    def _move_effect(
+        self, seat: int, mode: str, steps: int, per_step: Mapping[str, int], *, optional: bool
+    ) -> dict[str, Any]:
+        return {
+            "t": "move",
+            "seat": seat,
+            "mode": mode,
+            "left": steps,
+            "taken": 0,
+            "per": dict(per_step),
+            "optional": optional,
+            "moved": [],
+            "entered": [],
+            "oases": [],
+        }
+
+    def _step_cost(self, seat: int, cost: tuple[int, int, int], per: Mapping[str, int]) -> dict[str, int]:
+        coins, camels, jade = cost
+        if self.chars[seat] == "gantulga":
+            coins = camels = 0
+        return {
+            "coins": coins + per.get("coins", 0),
+            "camels": camels + per.get("camels", 0),
+            "jade": jade + per.get("jade", 0),
+        }
+
+    def _steps(
+        self, seat: int, per: Mapping[str, int], extra: Mapping[str, int]
+    ) -> list[tuple[int, tuple[str, ...], dict[str, int]]]:
+        """Affordable single steps for each figure: (figure, path entered, cost), with `extra` coins already
+        owed (a placement fee) counted against the holdings."""
+        links = MONGKE_LINKS if self.chars[seat] == "mongke" else LINKS
+        seals = self.seals[seat]
+        out = []
+        for fig, start in enumerate(self.figures[seat]):
+            for path, cost, needed in links[start]:
+                if any(s not in seals for s in needed):
+                    continue
+                price = self._step_cost(seat, cost, per)
+                total = {k: price.get(k, 0) + extra.get(k, 0) for k in ("coins", "camels", "jade")}
+                if self.can_pay(seat, total):
+                    out.append((fig, path, price))
+        return out
+
+    def _can_step(self, seat: int, extra: Mapping[str, int], per: Mapping[str, int]) -> bool:
+        return bool(self._steps(seat, per, extra))
+
+    def _move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
+        actions = []
+        if int(effect["taken"]) > 0:
+            actions.append(Action("stop", "move", {}))
+        elif effect["optional"]:
+            actions.append(Action("skip", "move", {}))
+        if int(effect["left"]) <= 0:
+            return actions
+        two = len(self.figures[seat]) > 1
+        for fig, path, price in self._steps(seat, effect["per"], {}):
+            prefix = f"f{fig + 1}:" if two else ""
+            actions.append(
+                Action(
+                    f"step:{prefix}{'-'.join(path)}",
+                    "move",
+                    {"figure": fig, "path": list(path), "to": path[-1], "cost": price},
+                )
+            )
+        return actions
+
+    def _resolve_move(self, seat: int, effect: dict[str, Any], action: Action) -> None:
+        if action.id in ("stop", "skip"):
+            self.pending.pop(0)
+            if action.id == "stop":
+                self._finish_move(effect)
+            return
+        details = action.details
+        fig = int(details["figure"])
+        path = [str(n) for n in details["path"]]
+        self._pay(seat, details["cost"])
+        figures = list(self.figures[seat])
+        figures[fig] = path[-1]
+        self.figures[seat] = figures
+        effect["left"] = int(effect["left"]) - 1
+        effect["taken"] = int(effect["taken"]) + 1
+        if fig not in effect["moved"]:
+            effect["moved"] = [*effect["moved"], fig]
+        effect["entered"] = [*effect["entered"], *path]
+        effect["oases"] = [*effect["oases"], *(n for n in path if n in OASES and n not in effect["oases"])]
+        self._log({"event": "step", "seat": seat, "figure": fig, "path": path, "cost": dict(details["cost"])})
+        if int(effect["left"]) <= 0 or not self._steps(seat, effect["per"], {}):
+            self.pending.pop(0)
+            self._finish_move(effect)
+
+    def _finish_move(self, effect: dict[str, Any]) -> None:
+        """Settle a movement: posts where moved figures end (and the upper Travel's extra post in a city
+        passed), Möngke's oasis rewards; all placement bonuses after the posts."""
+        seat = int(effect["seat"])
+        ends = []
+        for fig in effect["moved"]:
+            node = self.figures[seat][int(fig)]
+            if node in POST_CITIES and node not in self.posts[seat] and node not in ends:
+                ends.append(node)
+        effects: list[dict[str, Any]] = []
+        if effect["mode"] == "travel3":
+            finals = {self.figures[seat][int(f)] for f in effect["moved"]}
+            candidates = sorted(
+                {
+                    n
+                    for n in effect["entered"]
+                    if n in POST_CITIES and n not in self.posts[seat] and n not in finals
+                }
+            )
+            if candidates:
+                effects.append({"t": "extra_post", "seat": seat, "nodes": ends, "candidates": candidates})
+        if not effects:
+            effects.append({"t": "posts", "seat": seat, "nodes": ends, "bonuses": []})
+        if self.chars[seat] == "mongke" and effect["oases"]:
+            n = len(effect["oases"])
+            self.res[seat]["vp"] += MONGKE_OASIS_VP * n
+            effects.append({"t": "mongke", "seat": seat, "n": n})
+        self._log({"event": "moved", "seat": seat, "to": list(self.figures[seat]), "mode": effect["mode"]})
+        self._push(effects)
+
+    def _place_posts(self, effect: dict[str, Any]) -> None:
+        """Place posts in `nodes` in order; bonuses are collected and taken after the last post."""
+        seat = int(effect["seat"])
+        nodes = list(effect["nodes"])
+        bonuses = list(effect["bonuses"])
+        quiet = bool(effect.get("quiet"))
+        while nodes:
+            node = nodes.pop(0)
+            if node in self.posts[seat]:
+                continue
+            if self.posts_left[seat] <= 0:
+                self._push(
+                    [
+                        {"t": "relocate", "seat": seat, "node": node},
+                        {"t": "posts", "seat": seat, "nodes": nodes, "bonuses": bonuses, "quiet": quiet},
+                    ]
+                )
+                return
+            self.posts_left[seat] -= 1
+            self.posts_placed[seat] += 1
+            milestone = MILESTONES.get(self.posts_placed[seat], 0)
+            self.res[seat]["vp"] += milestone
+            self._log({"event": "post", "seat": seat, "city": node, "milestone_vp": milestone})
+            found = self._arrive_in(seat, node)
+            if not quiet:
+                bonuses += found
+        self._push(bonuses)
+
+    def _arrive_in(self, seat: int, node: str) -> list[dict[str, Any]]:
+        """Put the post on the map and return the bonus effects of that city."""
+        self.posts[seat] = [*self.posts[seat], node]
+        self.posts_this_turn = [*self.posts_this_turn, node]
+        effects: list[dict[str, Any]] = []
+        if node in self.markers:
+            effects.append({"t": "marker", "seat": seat, "marker": self.markers[node]})
+        tile = self.outposts.pop(node, None)
+        if tile is not None:
+            self._log({"event": "outpost", "seat": seat, "city": node, "tile": tile})
+            effects.append({"t": "reward", "seat": seat, "r": OUTPOSTS[tile]})
+            keepers = [s for s in range(self.num_players) if self.chars[s] == "filippo"]
+            if keepers:
+                self.kept_tiles[keepers[0]] = sorted([*self.kept_tiles[keepers[0]], tile])
+        if node in self.contract_spaces and any(c is not None for c in self.contract_spaces[node]):
+            effects.append({"t": "city_contract", "seat": seat, "city": node})
+        if node in SPECIAL_CITIES:
+            effects.append({"t": "reward", "seat": seat, "r": SPECIAL_CITIES[node]["bonus"]})
+        return effects
+
+    def _relocate(self, seat: int, old: str, new: str) -> None:
+        self.posts[seat] = [n for n in self.posts[seat] if n != old]
+        self._log({"event": "relocate", "seat": seat, "from": old, "to": new})
+        bonuses = self._arrive_in(seat, new)
+        if self.pending and self.pending[0]["t"] == "posts" and int(self.pending[0]["seat"]) == seat:
+            if not self.pending[0].get("quiet"):
+                self.pending[0] = {**self.pending[0], "bonuses": [*self.pending[0]["bonuses"], *bonuses]}
+        else:
+            self._push(bonuses)
+
+    # --- caravans ---------------------------------------------------------------------------------------
+    def caravan_capacity(self, seat: int) -> int:
+        return 2 if self.chars[seat] == "tartarino" else 1
+
+    def _claims(self, seat: int) -> list[tuple[str, str]]:
+        if len(self.caravans[seat]) >= self.caravan_capacity(seat):
+            return []
+        if not any(self.res[seat][g] > 0 for g in GOODS):
+            return []
+        out = set()
+        figures = set(self.figures[seat])
+        for node in figures:
+            if node not in SHIELD or NODES[node]["kind"] == "oasis":
+                continue
+            shield = SHIELD[node]
+            for tile, state in self.tiles.items():
+                if state != "up" or shield not in ROUTE_TILES[tile]:
+                    continue
+                a, b = ROUTE_TILES[tile]
+                other = b if a == shield else a
+                for city in CITIES_OF_SHIELD[other]:
+                    if city == BEIJING:
+                        continue
+                    if self.chars[seat] == "mailin" and city in figures:
+                        continue
+                    out.add((tile, city))
+        return sorted(out)
+
+    def _caravan_menu(self, seat: int) -> list[Action]:
+        actions = [
+            Action(f"claim:{tile}:{city}", "bonus", {"bonus": "claim_route", "tile": tile, "city": city})
+            for tile, city in self._claims(seat)
+        ]
+        oasis_ok = self.options["caravan_oasis_completion"]
+        for i, caravan in enumerate(self.caravans[seat]):
+            at = caravan["at"]
+            if at in self.figures[seat] and (oasis_ok or at not in OASES) and caravan["goods"]:
+                actions.append(
+                    Action(f"caravan:{i + 1}:complete", "bonus", {"bonus": "complete_route", "caravan": i})
+                )
+        return actions
+
+    def _claim(self, seat: int, tile: str, city: str) -> None:
+        self.tiles = {**self.tiles, tile: "held"}
+        self.caravans[seat] = [*self.caravans[seat], {"tile": tile, "at": city, "goods": []}]
+        self._log({"event": "caravan_claim", "seat": seat, "tile": tile, "city": city})
+        self._push([{"t": "load", "seat": seat}])
+
+    def _load_actions(self, seat: int) -> list[Action]:
+        res = self.res[seat]
+        cap = int(self.options["caravan_capacity"])
+        loads: list[tuple[str, ...]] = []
+        for size in range(1, cap + 1):
+            for combo in sorted(
+                set(combinations(sorted(g for g in GOODS for _ in range(min(res[g], size))), size))
+            ):
+                loads.append(combo)
+        return [Action(f"load:{'+'.join(combo)}", "caravan", {"goods": list(combo)}) for combo in loads]
+
+    def _caravan_move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
+        actions = [Action("stop", "caravan", {})]
+        seals = self.seals[seat]
+        several = len(self.caravans[seat]) > 1
+        for i, caravan in enumerate(self.caravans[seat]):
+            if int(effect["left"][i]) <= 0:
+                continue
+            for other, _cost in NEIGHBOURS[str(caravan["at"])]:
+                seal = ROUTE_SEAL[(caravan["at"], other)]
+                if seal and seal not in seals:
+                    continue
+                prefix = f"{i + 1}:" if several else ""
+                actions.append(Action(f"cstep:{prefix}{other}", "caravan", {"caravan": i, "to": other}))
+        return actions
+
+    def _resolve_caravan_move(self, seat: int, effect: dict[str, Any], action: Action) -> None:
+        if action.id == "stop":
+            self.pending.pop(0)
+            return
+        i = int(action.details["caravan"])
+        caravans = list(self.caravans[seat])
+        caravans[i] = {**caravans[i], "at": str(action.details["to"])}
+        self.caravans[seat] = caravans
+        left = list(effect["left"])
+        left[i] -= 1
+        effect["left"] = left
+        self._log({"event": "caravan_step", "seat": seat, "caravan": i + 1, "to": action.details["to"]})
+        if all(k <= 0 for k in left):
+            self.pending.pop(0)
+
+    def _complete_caravan(self, seat: int, i: int) -> None:
+        caravan = self.caravans[seat][i]
+        self._log({"event": "caravan_complete", "seat": seat, "caravan": i + 1, "at": caravan["at"]})
+        effects: list[dict[str, Any]] = [{"t": "caravan_good", "seat": seat, "goods": list(caravan["goods"])}]
+        if self.chars[seat] == "tartarino":
+            self._gain(seat, {"jade": 1})
+            self.res[seat]["vp"] += 3
+            tiles = sorted(c["tile"] for c in self.caravans[seat])
+            if len(tiles) > 1:
+                effects.append({"t": "return_tile", "seat": seat, "caravan": i, "tiles": tiles})
+                self._push(effects)
+                return
+        effects.append({"t": "caravan_home", "seat": seat, "caravan": i, "tile": caravan["tile"]})
+        self._push(effects)
+
+    def _caravan_home(self, seat: int, i: int, tile: str | None) -> None:
+        caravans = list(self.caravans[seat])
+        own = caravans[i]["tile"]
+        returned = tile or own
+        if returned != own:  # Tartarino returned his other tile: the remaining caravan keeps this one
+            caravans = [{**c, "tile": own} if c["tile"] == returned else c for c in caravans]
+        del caravans[i]
+        self.caravans[seat] = caravans
+        self.tiles = {**self.tiles, returned: "down"}
+        self._log({"event": "caravan_home", "seat": seat, "tile": returned})
+
+    # --- end --------------------------------------------------------------------------------------------
+    def is_over(self) -> bool:
+        return self.phase == "over"
+
+    def result(self) -> GameResult:
+        if not self.is_over():
+            raise ValueError("the game is not over")
+        scores = [r["vp"] for r in self.res]
+        camels = [r["camels"] for r in self.res]
+        return GameResult.from_keys(scores, camels, self.end_reason or "completed")
+
+    # --- views ------------------------------------------------------------------------------------------
+    def _public(self) -> JsonDict:
+        payload = self._payload()
+        for name in PRIVATE_FIELDS:
+            del payload[name]
+        payload.update(
+            {
+                "game_id": self.spec.game_id,
+                "step": self.step,
+                "num_players": self.num_players,
+                "options": dict(self.options),
+                "current_seat": self.current_seats()[0] if self.current_seats() else None,
+                "pile_size": len(self.pile),
+                "pile_known": list(self.pile[self.pile_hidden :]),
+                "card_deck_size": len(self.card_deck),
+                "offer_next": {k: (v[0] if v else None) for k, v in self.offer_piles.items()},
+                "offer_pile_sizes": {k: len(v) for k, v in self.offer_piles.items()},
+                "goal_kept": [bool(g) for g in self.goals],
+                "goal_offer_counts": [len(o) for o in self.goal_offers],
+                **self.unseen(),
+            }
+        )
+        return payload
+
+    def unseen(self) -> JsonDict:
+        """What no seat has seen, as sets (sorted): the pile's unseen top, the city-card deck and the offer
+        tiles below the visible next tile (with each pile's boxed tile)."""
+        return {
+            "unseen_contracts": sorted(self.pile[: self.pile_hidden]),
+            "unseen_cards": sorted(self.card_deck),
+            "unseen_tiles": {
+                k: sorted([*self.offer_piles[k][1:], self.offer_box[k]]) for k in sorted(self.offer_piles)
+            },
+        }
+
+    def observation(self, seat: int) -> JsonDict:
+        view = self._public()
+        view["seat"] = seat
+        view["goal"] = self.goals[seat]
+        view["goal_offer"] = list(self.goal_offers[seat])
+        return view
+
+    def spectator_view(self, *, reveal: bool = False) -> JsonDict:
+        view = self._public()
+        view["seat"] = None
+        if reveal:
+            view["all_goals"] = list(self.goals)
+            view["pile"] = list(self.pile)
+            view["card_deck"] = list(self.card_deck)
+        return view
+
+    # --- persistence ------------------------------------------------------------------------------------
+    _FIELDS = (
+        "chars",
+        "res",
+        "extra_shields",
+        "dice",
+        "spare_figs",
+        "posts",
+        "posts_left",
+        "posts_placed",
+        "figures",
+        "active",
+        "done",
+        "goals",
+        "goal_offers",
+        "seals",
+        "spaces",
+        "khan",
+        "brown",
+        "cards",
+        "card_deck",
+        "card_box",
+        "outposts",
+        "kept_tiles",
+        "markers",
+        "marker_box",
+        "contract_spaces",
+        "pile",
+        "pile_hidden",
+        "offer_piles",
+        "offer_now",
+        "offer_box",
+        "black_left",
+        "round",
+        "first_player",
+        "next_first",
+        "travel_rank",
+        "turn_seat",
+        "phase",
+        "main_done",
+        "black_bought",
+        "posts_this_turn",
+        "pending",
+        "draft_pool",
+        "vidal_sold",
+        "tiles",
+        "caravans",
+        "turns",
+        "events",
+        "end_reason",
+        "final",
+    )
+
+    def _payload(self) -> JsonDict:
+        return {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
+
+    def load_payload(self, payload: Mapping[str, Any]) -> None:
+        missing = [name for name in self._FIELDS if name not in payload]
+        if missing:
+            raise ValueError(f"mp2 state is missing {', '.join(missing)}")
+        for name in self._FIELDS:
+            setattr(self, name, copy.deepcopy(payload[name]))
+
+    def clone(self) -> Mp2State:
+        """A fast copy (search bots clone a lot): containers are copied one level below where they are
+        mutated; placements, effects' nested lists, caravans' dicts and events are never mutated in place."""
+        other = Mp2State.__new__(Mp2State)
+        other.__dict__.update(self.__dict__)
+        other.rng = ChanceRng(self.rng.state)
+        other.options = dict(self.options)
+        other._legal_cache = None
+        other.res = [dict(r) for r in self.res]
+        for name in (
+            "dice",
+            "spare_figs",
+            "posts",
+            "figures",
+            "active",
+            "done",
+            "goal_offers",
+            "kept_tiles",
+            "caravans",
+        ):
+            setattr(other, name, [list(x) for x in getattr(self, name)])
+        for name in (
+            "extra_shields",
+            "posts_left",
+            "posts_placed",
+            "goals",
+            "khan",
+            "card_deck",
+            "card_box",
+            "pile",
+            "posts_this_turn",
+            "draft_pool",
+            "vidal_sold",
+            "events",
+            "chars",
+        ):
+            setattr(other, name, list(getattr(self, name)))
+        other.seals = [dict(s) for s in self.seals]
+        other.spaces = {k: list(v) for k, v in self.spaces.items()}
+        other.offer_piles = {k: list(v) for k, v in self.offer_piles.items()}
+        for name in (
+            "brown",
+            "cards",
+            "outposts",
+            "markers",
+            "contract_spaces",
+            "offer_now",
+            "offer_box",
+            "tiles",
+        ):
+            setattr(other, name, dict(getattr(self, name)))
+        other.pending = [dict(e) for e in self.pending]
+        return other
+
+    def shuffle_hidden(self, seat: int, rng: ChanceRng) -> Mp2State:
+        """Re-deal what `seat` cannot see: other seats' goal cards (and offers), the pile's unseen top, the
+        city-card deck, and the offer tiles below each visible next tile (with the boxed ones)."""
+        other = self.clone()
+        deal_hidden(other, seat, rng, own_goal=self.goals[seat], own_offer=list(self.goal_offers[seat]))
+        return other
+
+
+def deal_hidden(state: Mp2State, seat: int, rng: ChanceRng, *, own_goal: str, own_offer: list[str]) -> None:
+    """Re-deal, in place, everything `seat` cannot see, keeping every count and public fact."""
+    known = set(own_offer) | ({own_goal} if own_goal else set())
+    pool = [g for g in sorted(GOALS) if g not in known]
+    rng.shuffle(pool)
+    for s in range(state.num_players):
+        if s == seat:
+            continue
+        offer = sorted(pool[-len(state.goal_offers[s]) :]) if state.goal_offers[s] else []
+        del pool[len(pool) - len(offer) :]
+        state.goal_offers[s] = offer
+        if state.goals[s]:
+            state.goals[s] = rng.choice(offer)
+    hidden = sorted(state.pile[: state.pile_hidden])
+    rng.shuffle(hidden)
+    state.pile = hidden + list(state.pile[state.pile_hidden :])
+    deck = sorted(state.card_deck)
+    rng.shuffle(deck)
+    state.card_deck = deck
+    for numeral in NUMERALS:
+        pile = state.offer_piles[numeral]
+        unseen = sorted([*pile[1:], state.offer_box[numeral]])
+        rng.shuffle(unseen)
+        state.offer_box[numeral] = unseen.pop()
+        state.offer_piles[numeral] = pile[:1] + unseen
