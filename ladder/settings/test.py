@@ -20,3 +20,7 @@ CACHES["default"]["KEY_PREFIX"] = f"ladder-test-{os.getpid()}"
 
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"auth": "1000/min", "writes": "1000/min"}
 LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}
+
+# Threads (the live server's, the concurrency tests') must not keep connections past their work, or the
+# test database cannot be dropped at the end of the run.
+DATABASES["default"]["CONN_MAX_AGE"] = 0

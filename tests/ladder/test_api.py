@@ -4,6 +4,7 @@ clear 4xx (never a 500) for bad input."""
 from __future__ import annotations
 
 import copy
+import itertools
 
 import pytest
 from django.core.cache import cache
@@ -126,8 +127,8 @@ def test_leaderboard_ranks_pagination_and_cache(api, ladder2, make_bot, django_c
     assert len(rows) == 5 and len({r["bot"]["id"] for r in rows}) == 5
     elos = [r["elo"] for r in rows]
     assert elos == sorted(elos, reverse=True)
-    assert [r["rank"] for r in rows][0] == 1
-    for a, b in zip(rows, rows[1:], strict=False):
+    assert next(r["rank"] for r in rows) == 1
+    for a, b in itertools.pairwise(rows):
         assert b["rank"] == a["rank"] if b["elo"] == a["elo"] else b["rank"] > a["rank"]
     full = api.get(f"{API}ladders/{ladder2.pk}/leaderboard/").json()["results"]
     assert [r["rank"] for r in full] == [r["rank"] for r in rows]
@@ -234,7 +235,7 @@ def test_rating_history_and_ratings(api, ladder2, make_bot):
         play(ladder2, [a, b], seed)
     history = api.get(f"{API}bots/{a.pk}/history/?ladder={ladder2.pk}").json()
     assert len(history) == 3 and history[0]["elo_before"] == 1500.0
-    assert all(h2["elo_before"] == h1["elo_after"] for h1, h2 in zip(history, history[1:], strict=False))
+    assert all(h2["elo_before"] == h1["elo_after"] for h1, h2 in itertools.pairwise(history))
     ratings = api.get(f"{API}bots/{a.pk}/ratings/").json()
     assert ratings[0]["games"] == 3 and ratings[0]["elo"] == history[-1]["elo_after"]
     assert api.get(f"{API}bots/{a.pk}/history/?limit=0").status_code == 400

@@ -27,11 +27,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def browser(monkeypatch):
+def browser():
+    """Chromium. Tests request their data fixtures before this one: the ORM must not run while Playwright's
+    event loop does (Django would refuse, and a connection opened in that context would outlive the test)."""
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API runs an event loop in this thread; the ORM is not used while it runs.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -47,7 +47,7 @@ def ladder_data(ladder2, ladder4, make_bot):
     return bots, matches
 
 
-def test_leaderboard_page(browser, live_server, ladder_data, ladder4):
+def test_leaderboard_page(ladder_data, ladder4, live_server, browser):
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
     page.goto(f"{live_server.url}/ladders/{ladder4.slug}/")
     rows = page.locator("#leaderboard tbody tr")
@@ -56,10 +56,11 @@ def test_leaderboard_page(browser, live_server, ladder_data, ladder4):
     names = {rows.nth(i).locator("td").nth(1).inner_text().strip() for i in range(4)}
     assert names == {"Ibn Battuta", "Rustichello", "Niccolo", "Maffeo"}
     page.screenshot(path=str(ARTIFACTS / "leaderboard-phone.png"), full_page=True)
+    page.wait_for_load_state("networkidle")  # no request in flight: a dropped one would keep a DB session
     page.close()
 
 
-def test_bot_page_chart(browser, live_server, ladder_data):
+def test_bot_page_chart(ladder_data, live_server, browser):
     bot = ladder_data[0][0]
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(f"{live_server.url}/bots/{bot.pk}/")
@@ -69,10 +70,11 @@ def test_bot_page_chart(browser, live_server, ladder_data):
     box = chart.bounding_box()
     assert box is not None and box["width"] > 300 and box["height"] > 100
     page.screenshot(path=str(ARTIFACTS / "bot-page.png"), full_page=True)
+    page.wait_for_load_state("networkidle")  # no request in flight: a dropped one would keep a DB session
     page.close()
 
 
-def test_replay_viewer_steps(browser, live_server, ladder_data):
+def test_replay_viewer_steps(ladder_data, live_server, browser):
     match = ladder_data[1][0]
     page = browser.new_page(viewport={"width": 1200, "height": 1000})
     errors: list[str] = []
@@ -108,4 +110,5 @@ def test_replay_viewer_steps(browser, live_server, ladder_data):
     page.screenshot(path=str(ARTIFACTS / "replay-seat-1.png"), full_page=True)
     assert viewer.get_attribute("data-step") is not None
     assert errors == []
+    page.wait_for_load_state("networkidle")  # no request in flight: a dropped one would keep a DB session
     page.close()
