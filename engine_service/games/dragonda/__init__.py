@@ -29,11 +29,14 @@ A turn (decisions in brackets, every list finite with stable ids; the first acti
    in hand must be cut (no `done` then). The attacked seat answers at once, off turn [`accept` |
    `defend:<card>`]; a matching defence (or GOOD FORTUNE) cancels the whole attack. An attacked seat with an
    empty hand (a public count) is not asked.
-3. Move unless blocked: [`stop` | `step:<space>`] one edge at a time, up to the means' movement (halved,
-   rounded down, once after a FALSE GUIDE), land means on land edges, a Ship on sea edges and ports.
-   Revisits allowed. Every space entered counts as visited; the first player to enter NAG, and the first
-   to enter MAN or PAL, gains 5 XP. On a sea-only port (ADE, NAG, MAN, PAL) without a Ship and under 100z:
-   [`passage:<port>`] to the nearest land-linked port (ADE->ALX, NAG->QUI, MAN->ZAI, PAL->MAL).
+3. Move unless blocked, 0 to M spaces along edges (M = the means' movement, halved rounded down once after
+   a FALSE GUIDE): land means on land edges, a Ship on sea edges and ports; any direction, revisits allowed.
+   One decision [`stop` | `move:<space>` | `move:<space>:via:<places>`]: every space entered counts as
+   visited, and only the end and the newly entered required cities and bonus places matter to the rules,
+   so each (end, places entered) pair is one action, walked along the first shortest such path (`path` in
+   its details). The first player to enter NAG, and the first to enter MAN or PAL, gains 5 XP. On a sea-only
+   port (ADE, NAG, MAN, PAL) without a Ship and under 100z: [`passage:<port>`] to the nearest land-linked
+   port (ADE->ALX, NAG->QUI, MAN->ZAI, PAL->MAL).
 4. Trade on a named place: [`sell:<good>:<q>` | `buy:<good>:<q>` | `buy:PL` in VEN | `buy:CT` in PEC |
    `done`], quantities from 1, 2, 3, 5, 10 and the maximum. Sell = buy - 2 everywhere.
 5. Transport: [`keep` (pay upkeep) | `give_up` | `means:<m>`] (a means bought now pays no upkeep); a Ship at
@@ -72,7 +75,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine_service.games.base import GameSpec, GameState, InvalidOptions, JsonDict, OptionSpec
+from engine_service.games.base import GameSpec, GameState, JsonDict, OptionSpec
 from engine_service.games.dragonda.board import BOARD, GOODS, PASSES
 from engine_service.games.dragonda.heuristic import heuristic
 from engine_service.games.dragonda.rules import DEFAULT_ROUND_CAP, DragondaState, deal_hidden
@@ -98,22 +101,12 @@ class DragondaSpec(GameSpec):
         "A 2-4 player trading race from Venice to Beijing and back: 51 experience, five cities, "
         "transport means, a trade table, zone events and attack/defence cards."
     )
+    state_class = DragondaState
     turn_cap_note = f"{DEFAULT_ROUND_CAP} rounds by default (option round_cap); then the tie-break ranks"
 
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState:
         state = DragondaState(num_players=num_players, options=options, rng=rng)
         state.setup()
-        return state
-
-    def state_from_json(self, data: Mapping[str, Any]) -> GameState:
-        try:
-            options = self.resolve_options(data.get("options"), int(data["num_players"]))
-            state = DragondaState(num_players=int(data["num_players"]), options=options, rng=ChanceRng(0))
-            state.rng.state = int(data["rng"])
-            state.step = int(data["step"])
-            state.load_payload(data["state"])
-        except (KeyError, TypeError) as exc:
-            raise InvalidOptions(f"not a {self.game_id} state: {exc!r}") from exc
         return state
 
     def sample_state(self, observation: Mapping[str, Any], rng: ChanceRng) -> GameState:
