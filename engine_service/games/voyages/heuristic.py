@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from engine_service.games.common.dice import value_of
 from engine_service.games.voyages.scoring import MOST_CONTRACTS_VP, beijing_vp, goal_points
 from engine_service.games.voyages.tables import (
+    BAZAAR,
     BEIJING,
     CITY_BONUSES,
     CONTRACTS,
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 CHAIN_DEPTH = 6
 BONUS_VALUE = {"A": 1.6, "B": 1.3, "C": 1.8, "D": 1.8, "E": 1.5, "F": 3.0}
 POST_VALUE = 1.0
-DIE_VALUE = 1.3
-DIE_PIP = 0.15
+DIE_VALUE = 1.6
+DIE_PIP = 0.2
 
 
 def evaluate(state: VoyagesState, seat: int) -> float:
@@ -119,7 +120,49 @@ def static_value(state: VoyagesState, seat: int) -> float:
     for tok in state.dice[seat]:
         pip = value_of(tok) or 5
         value += DIE_VALUE + DIE_PIP * pip
+    # choices of this seat still pending (what the action in progress is still worth)
+    for effect in state.pending:
+        if int(effect["seat"]) == seat:
+            value += pending_value(state, seat, effect, late)
     return value
+
+
+def bundle_value(bundle: dict[str, int], late: float, in_beijing: bool) -> float:
+    """What a reward bundle is worth now, with the holding weights of `static_value`."""
+    good = (0.5 if in_beijing else 0.0) + 0.75 * late
+    value = bundle.get("vp", 0) + bundle.get("coins", 0) * (0.1 + 0.22 * late)
+    value += bundle.get("camels", 0) * (0.05 + 0.4 * late)
+    value += sum(bundle.get(g, 0) for g in GOODS) * good
+    value += bundle.get("move", 0) * 1.0 * late
+    return value
+
+
+def pending_value(state: VoyagesState, seat: int, effect: dict[str, object], late: float) -> float:
+    """A rough value of a pending choice of the seat (its best option where that is cheap to see)."""
+    kind = effect["t"]
+    in_beijing = BEIJING in state.posts[seat]
+    good = (0.5 if in_beijing else 0.0) + 0.75 * late
+    if kind == "column":
+        columns = BAZAAR[str(effect["space"])]["columns"]
+        top = min(6, int(str(effect["max"])))
+        return max(bundle_value(columns[k], late, in_beijing) for k in range(top))
+    if kind == "good":
+        return good
+    if kind == "goods2":
+        return 2 * good
+    if kind == "travel":
+        return 1.2 * min(4, int(str(effect["max"]))) * (0.3 + late)
+    if kind == "move":
+        return 0.8 * late
+    if kind == "pick":
+        reach = state.board[: int(str(effect["die"]))]
+        worth = sorted((CONTRACTS[c]["reward"]["vp"] + 1.5) * 0.35 * (0.3 + late) for c in reach)
+        return sum(worth[-2:])
+    if kind == "space_bonus":
+        return int(str(effect["n"])) * (0.1 + 0.4 * late)
+    if kind == "comp":
+        return int(str(effect["n"])) * (0.1 + 0.4 * late)
+    return 0.0
 
 
 __all__ = ["CITY_BONUSES", "evaluate", "static_value"]

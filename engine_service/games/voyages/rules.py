@@ -12,7 +12,6 @@ never mutate their nested lists in place (they are replaced), so a shallow copy 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
@@ -87,6 +86,8 @@ SLOT_INDEX = {slot: i for i, (slot, _city) in enumerate(CARD_SLOTS)}
 MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts", "travel")
 CHOICE_EFFECTS = frozenset(
     {
+        "dice",
+        "die",
         "draft",
         "keep_goals",
         "comp",
@@ -109,6 +110,15 @@ CHOICE_EFFECTS = frozenset(
     }
 )
 GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
+
+
+def json_copy(data: Any) -> Any:
+    """A copy of plain JSON data (dicts, lists, scalars); much faster than `copy.deepcopy`."""
+    if isinstance(data, list):
+        return [json_copy(x) for x in data]
+    if isinstance(data, dict):
+        return {k: json_copy(v) for k, v in data.items()}
+    return data
 
 
 def _copy_effect(effect: Mapping[str, Any]) -> dict[str, Any]:
@@ -400,72 +410,85 @@ class VoyagesState(GameState):
 
     # --- the turn menu ----------------------------------------------------------------------------------
     def _turn_actions(self, seat: int) -> list[Action]:
+        """The turn menu (first level): end, bonus actions, and the main action's space. Which die (or dice)
+        is a second decision (`die` / `dice` effects), so the menu stays short."""
         dice = self.dice[seat]
         res = self.res[seat]
         actions: list[Action] = []
         if self.main_done or not dice:
             actions.append(Action("end", "end"))
-        distinct = sorted(set(dice))
-        for tok in distinct:
-            actions.append(Action(f"bag:{tok}", "bonus", {"bonus": "bag", "die": tok}))
+        spaces: list[Action] = []
+        if not self.main_done and dice:
+            for name in dict.fromkeys(str(a.details["space"]) for a in self._placements(seat, first=True)):
+                spaces.append(Action(f"place:{name}", "place", {"space": name}))
+            if not actions and spaces and spaces[0].id == "place:coins5":
+                # The safe fallback while the main action is due: take 5 coins.
+                actions.append(spaces.pop(0))
+        if dice:
+            actions.append(Action("bag", "bonus", {"bonus": "bag", "coins": 3}))
         for cid in self.active[seat]:
             if can_afford(res, CONTRACTS[cid]["cost"]):
                 actions.append(Action(f"complete:{cid}", "bonus", {"bonus": "complete", "contract": cid}))
         if res["camels"] >= 3 and self.black_left > 0 and not self.black_bought:
             actions.append(Action("black", "bonus", {"bonus": "black_die", "camels": 3}))
-        for tok in distinct:
+        if res["camels"] >= 1 and self._die_bonus_actions(seat, "reroll"):
+            actions.append(Action("reroll", "bonus", {"bonus": "reroll", "camels": 1}))
+        if res["camels"] >= 2 and self._die_bonus_actions(seat, "adjust"):
+            actions.append(Action("adjust", "bonus", {"bonus": "adjust", "camels": 2}))
+        return actions + spaces
+
+    def _die_bonus_actions(self, seat: int, bonus: str) -> list[Action]:
+        """Second level of bag / reroll / adjust: which die (and for adjust, which way)."""
+        actions = []
+        for tok in sorted(set(self.dice[seat])):
             value = value_of(tok)
-            if value == 0:
-                continue
-            if res["camels"] >= 1:
-                actions.append(Action(f"reroll:{tok}", "bonus", {"bonus": "reroll", "die": tok, "camels": 1}))
-            if res["camels"] >= 2:
-                if value < 6:
-                    actions.append(
-                        Action(
-                            f"adjust:{tok}:+1", "bonus", {"bonus": "adjust", "die": tok, "by": 1, "camels": 2}
+            if bonus == "bag":
+                actions.append(Action(f"bag:{tok}", "bonus", {"bonus": "bag", "die": tok}))
+            elif value == 0:
+                continue  # Raschid's unrolled dice have no value to change
+            elif bonus == "reroll":
+                actions.append(Action(f"reroll:{tok}", "bonus", {"bonus": "reroll", "die": tok}))
+            else:
+                for by in (1, -1):
+                    if 1 <= value + by <= 6:
+                        actions.append(
+                            Action(
+                                f"adjust:{tok}:{by:+d}", "bonus", {"bonus": "adjust", "die": tok, "by": by}
+                            )
                         )
-                    )
-                if value > 1:
-                    actions.append(
-                        Action(
-                            f"adjust:{tok}:-1",
-                            "bonus",
-                            {"bonus": "adjust", "die": tok, "by": -1, "camels": 2},
-                        )
-                    )
-        if not self.main_done and dice:
-            actions.extend(self._placements(seat))
         return actions
 
     def _turn_apply(self, seat: int, action: Action) -> None:
         aid = action.id
-        res = self.res[seat]
         if aid == "end":
             self._end_turn()
         elif aid == "black":
-            pay(res, {"camels": 3})
+            pay(self.res[seat], {"camels": 3})
             self.black_bought = True
             self._take_black_die(seat)
-        elif aid.startswith("bag:"):
-            tok = str(action.details["die"])
+        elif aid in ("bag", "reroll", "adjust"):
+            self._push([{"t": "die", "seat": seat, "bonus": aid}])
+        elif aid.startswith("complete:"):
+            self._complete(seat, int(action.details["contract"]))
+        elif aid.startswith("place:"):
+            self._push([{"t": "dice", "seat": seat, "space": action.details["space"]}])
+        else:  # pragma: no cover - the menu only makes the ids above
+            raise AssertionError(aid)
+
+    def _apply_die_bonus(self, seat: int, action: Action) -> None:
+        res = self.res[seat]
+        tok = str(action.details["die"])
+        bonus = action.details["bonus"]
+        if bonus == "bag":
             remove_tokens(self.dice[seat], [tok])
             gain(res, {"coins": 3})
             self._log({"event": "bag", "seat": seat, "die": tok})
-        elif aid.startswith("complete:"):
-            self._complete(seat, int(action.details["contract"]))
-        elif aid.startswith("reroll:"):
-            tok = str(action.details["die"])
+        elif bonus == "reroll":
             pay(res, {"camels": 1})
             self._replace_die(seat, tok, roll(self.rng, kind_of(tok)))
-        elif aid.startswith("adjust:"):
-            tok = str(action.details["die"])
+        else:
             pay(res, {"camels": 2})
             self._replace_die(seat, tok, f"{kind_of(tok)}{value_of(tok) + int(action.details['by'])}")
-        elif aid.startswith("place:"):
-            self._place(seat, action)
-        else:  # pragma: no cover - the menu only makes the ids above
-            raise AssertionError(aid)
 
     def _replace_die(self, seat: int, old: str, new: str) -> None:
         remove_tokens(self.dice[seat], [old])
@@ -492,50 +515,75 @@ class VoyagesState(GameState):
         self._reward(seat, contract["reward"])
 
     # --- dice placement (the main actions) --------------------------------------------------------------
-    def _placements(self, seat: int) -> list[Action]:
+    def _placements(self, seat: int, only: str | None = None, first: bool = False) -> list[Action]:
+        """Legal dice placements (second-level `dice:` actions), for every space or `only` one; with
+        `first`, at most one per space (enough to know which spaces the menu offers)."""
         dice = self.dice[seat]
         coins = self.res[seat]["coins"]
         berke = self.chars[seat] == "berke"
         actions: list[Action] = []
-        for name in MAIN_ORDER:
+        for name in MAIN_ORDER if only is None else ([only] if only in SPACES or only == "khan" else []):
             if name == "khan":
-                actions.extend(self._khan_placements(seat))
+                khan = self._khan_placements(seat)
+                actions.extend(khan[:1] if first else khan)
                 continue
             space = SPACES[name]
             if len(dice) < space.dice:
                 continue
             placed = self.spaces[name]
             blocked = colour_used(placed, seat)
+            fee_free = berke or not placed
+            performable: dict[int, bool] = {}
+            found = False
             for group in distinct_groups(dice, space.dice):
                 if blocked and any(kind_of(t) == COLOUR for t in group):
                     continue
-                for chosen in self._value_choices(group, name):
+                for chosen in self._value_choices(group, name, fee_free):
                     values = [value_of(t) or chosen for t in group]
                     fee = placement_fee(space, bool(placed), values, exempt=berke)
                     if fee is None or fee > coins:
                         continue
-                    if not self._performable(seat, name, min(values), coins - fee):
+                    if fee not in performable:
+                        performable[fee] = self._performable(seat, name, coins - fee)
+                    if not performable[fee]:
                         continue
                     actions.append(self._place_action(name, group, chosen, fee, min(values)))
+                    found = True
+                    if first:
+                        break
+                if found and first:
+                    break
         for slot, (slot_name, city) in enumerate(CARD_SLOTS):
+            if only is not None and only != f"card-{slot_name}":
+                continue
             if self.card_used[slot] is not None or city not in self.posts[seat]:
                 continue
             if self.options["city_card_timing"] == "next_turn" and city in self.posts_this_turn:
                 continue
             card = self.cards[slot]
             for group in distinct_groups(dice, 1):
-                for chosen in self._value_choices(group, "card"):
+                for chosen in self._value_choices(group, "card", True):
                     value = value_of(group[0]) or chosen
                     if self._card_performable(seat, card, value, coins):
                         actions.append(self._place_action(f"card-{slot_name}", group, chosen, 0, value, card))
+                        if first:
+                            break
+                if first and actions and actions[-1].details["space"] == f"card-{slot_name}":
+                    break
         return actions
 
     @staticmethod
-    def _value_choices(group: Sequence[str], name: str) -> list[int]:
-        """Raschid's unrolled dice (value 0) take a value chosen on use; 5 coins ignores it (always 1)."""
+    def _value_choices(group: Sequence[str], name: str, fee_free: bool = False) -> list[int]:
+        """Raschid's unrolled dice (value 0) take a value chosen on use. Where no fee is due and the value
+        only caps the strength (a lower strength stays choosable afterwards) 6 is offered alone, and on
+        5 coins (value irrelevant) 1 alone; on occupied spaces every value is a real fee/strength trade."""
         if all(value_of(t) != 0 for t in group):
             return [0]
-        return [1] if name == "coins5" else [1, 2, 3, 4, 5, 6]
+        if name == "coins5":
+            return [1]
+        if fee_free and name != "khan":
+            return [6]
+        return [1, 2, 3, 4, 5, 6]
 
     @staticmethod
     def _place_action(
@@ -547,7 +595,7 @@ class VoyagesState(GameState):
             details["value"] = chosen
         if card is not None:
             details["card"] = card
-        return Action(f"place:{name}:{'+'.join(group)}{suffix}", "place", details)
+        return Action(f"dice:{'+'.join(group)}{suffix}", "place", details)
 
     def _khan_placements(self, seat: int) -> list[Action]:
         if len(self.khan) >= KHAN_SLOTS:
@@ -565,7 +613,7 @@ class VoyagesState(GameState):
                     actions.append(self._place_action("khan", group, chosen, 0, value))
         return actions
 
-    def _performable(self, seat: int, name: str, strength: int, coins_left: int) -> bool:
+    def _performable(self, seat: int, name: str, coins_left: int) -> bool:
         if name == "contracts":
             return bool(self.board)
         if name == "travel":
@@ -722,6 +770,10 @@ class VoyagesState(GameState):
         kind = effect["t"]
         seat = int(effect["seat"])
         res = self.res[seat]
+        if kind == "dice":
+            return self._placements(seat, only=str(effect["space"]))
+        if kind == "die":
+            return self._die_bonus_actions(seat, str(effect["bonus"]))
         if kind == "draft":
             return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
         if kind == "keep_goals":
@@ -835,7 +887,13 @@ class VoyagesState(GameState):
         seat = int(effect["seat"])
         res = self.res[seat]
         details = action.details
-        if kind == "draft":
+        if kind == "dice":
+            self.pending.pop(0)
+            self._place(seat, action)
+        elif kind == "die":
+            self.pending.pop(0)
+            self._apply_die_bonus(seat, action)
+        elif kind == "draft":
             self.pending.pop(0)
             key = str(details["character"])
             self.chars[seat] = key
@@ -1307,14 +1365,14 @@ class VoyagesState(GameState):
     )
 
     def _payload(self) -> JsonDict:
-        return {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
+        return {name: json_copy(getattr(self, name)) for name in self._FIELDS}
 
     def load_payload(self, payload: Mapping[str, Any]) -> None:
         missing = [name for name in self._FIELDS if name not in payload]
         if missing:
             raise ValueError(f"voyages state is missing {', '.join(missing)}")
         for name in self._FIELDS:
-            setattr(self, name, copy.deepcopy(payload[name]))
+            setattr(self, name, json_copy(payload[name]))
 
     def clone(self) -> VoyagesState:
         """A fast copy (search bots clone a lot): nested lists are copied one level below where they are
