@@ -1379,6 +1379,7 @@ class VoyagesState(GameState):
         mutated; placements, effects' nested lists and events are never mutated in place."""
         other = VoyagesState.__new__(VoyagesState)
         other.__dict__.update(self.__dict__)
+        other.__dict__.pop("_resolved", None)  # the heuristic's per-state cache is not part of the state
         other.rng = ChanceRng(self.rng.state)
         other.options = dict(self.options)
         other._legal_cache = None
