@@ -60,8 +60,8 @@ Choices beyond the sources (the closing note of issue 8 lists them too):
   when the drawer is elsewhere.
 - Cards go under the deck as they are resolved or played; the deck never runs out and is never reshuffled.
 
-End: a victory ends the game. Otherwise after round `round_cap` (default 150; a round is one turn per
-player) the game ends with reason "turn_cap". Score = victory conditions met out of 6 (51 XP and each
+End: a victory ends the game (result reason "completed"). Otherwise after round `round_cap` (default 150;
+a round is one turn per player) the game ends with reason "turn_cap". Score = victory conditions met out of 6 (51 XP and each
 required city) plus 1 for the winner; ties by XP, then fewest steps to VEN on the land+sea graph, then
 zecchini; seats equal on all share the rank.
 

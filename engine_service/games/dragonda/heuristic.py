@@ -33,6 +33,8 @@ BASE_RATE = 0.7  # XP per turn a traveller in the far zones can expect (spec 6.1
 MIX = 0.7  # share of the smaller of the two turn estimates that still counts
 ZONE_WEIGHT = 1.0  # one draw's expected XP in the zone the token ends on
 MIN_RATE = 0.2
+XP_MARGIN = 5.0  # XP still needed below which the next draw's XP counts for less
+OVER_XP = 0.1  # worth of an XP beyond the 51 needed (a tie-break only)
 ZECCHINI_PER_XP = 15.0
 MONEY_SOFT_CAP = 160.0
 STEP_COST = 0.06  # zecchini a piece loses per step carried to its best market
@@ -45,7 +47,8 @@ FALSE_GUIDE_COST = 0.5
 RIVAL_WEIGHT = 0.35
 WIN_VALUE = 100.0
 DEFENCE_ODDS = 0.3  # chance an attacked seat holding cards cancels an attack
-SHIP_LAND_SPEED = 7.0  # a ship reaches inland cities only by changing means in a port
+SHIP_LAND_SPEED = 7.0
+HORSE_LATER_SPEED = 8.0  # on foot with the price of a horse: nearly a horse's pace  # a ship reaches inland cities only by changing means in a port
 
 
 def _expected_band(event: dict[str, object], key: str) -> float:
@@ -139,6 +142,8 @@ def _position_value(state: DragondaState, seat: int, pos: str, mask: int, xp: in
     are worth the best sale reachable from there; money and goods share one scale of diminishing worth)."""
     means = state.means[seat]
     speed = SHIP_LAND_SPEED if means == "ship" else float(MEANS_TABLE[means].movement)
+    if means == "foot" and state.money[seat] >= MEANS_TABLE["horse"].price and BOARD.is_land(pos):
+        speed = HORSE_LATER_SPEED  # a horse can be bought at the end of any turn on land
     passes = state.passes[seat]
     has = (passes["PL"] > 0, passes["CT"] > 0)
     need = max(0, WIN_XP - xp)
@@ -157,7 +162,9 @@ def _position_value(state: DragondaState, seat: int, pos: str, mask: int, xp: in
                 turns = min(
                     turns, (dist[camp] + BOARD.land_dist[camp][HOME]) / speed + need / zone_rate(zone, *has)
                 )
-    value = -BASE_RATE * turns + ZONE_WEIGHT * here
+    # The next draw's XP is worth its full value only while XP is still needed.
+    worth = 1.0 if need >= XP_MARGIN else OVER_XP + (1.0 - OVER_XP) * need / XP_MARGIN
+    value = -BASE_RATE * turns + ZONE_WEIGHT * worth * here
     cargo = state.cargo[seat]
     goods = 0.0
     if cargo_total(cargo):
@@ -171,7 +178,7 @@ def prospects(state: DragondaState, seat: int, *, own_hand: bool) -> float:
     """One seat's standing in XP; `own_hand` says whether the hand may be read (only the judging seat's)."""
     xp = state.xp[seat]
     value = _position_value(state, seat, state.pos[seat], _mask(state, seat), xp)
-    value += 0.1 * max(0, xp - WIN_XP)
+    value += OVER_XP * max(0, xp - WIN_XP)
     passes = state.passes[seat]
     value += sum(PASS_VALUE[p] * passes[p] for p in PASSES)
     hand = state.hands[seat]

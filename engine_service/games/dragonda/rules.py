@@ -804,7 +804,7 @@ class DragondaState(GameState):
         if self.pos[seat] == HOME and self.xp[seat] >= WIN_XP and len(self.visited[seat]) == len(REQUIRED):
             self.winner = seat
             self._log({"event": "victory", "seat": seat})
-            self._finish("victory")
+            self._finish("completed")
             return
         self.blocked_last[seat] = bool(self.turn["blocked"])
         self.turn_index += 1

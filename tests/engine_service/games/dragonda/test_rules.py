@@ -260,7 +260,7 @@ def test_victory_on_returning_to_venice_with_51_xp_and_five_cities() -> None:
     finish_turn(state)
     assert state.is_over() and state.winner == a
     result = state.result()
-    assert result.reason == "victory" and result.ranks[a] == 1 and result.scores[a] == 7
+    assert result.reason == "completed" and result.ranks[a] == 1 and result.scores[a] == 7
     assert state.current_seats() == []
     with pytest.raises(IllegalAction):
         state.apply(a, "done")
@@ -308,4 +308,4 @@ def test_random_games_end_by_the_round_cap_option() -> None:
         seat = state.current_seats()[0]
         state.apply(seat, rng.choice(state.legal_actions(seat)).id)
     assert isinstance(state, DragondaState)
-    assert state.round <= 50 and state.end_reason in ("turn_cap", "victory")
+    assert state.round <= 50 and state.end_reason in ("turn_cap", "completed")
