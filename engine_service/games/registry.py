@@ -15,6 +15,7 @@ _GAME_MODULES = (
     "engine_service.games.expedition",
     "engine_service.games.voyages",
     "engine_service.games.dragonda",
+    "engine_service.games.mp2",
 )
 
 _specs: dict[str, GameSpec] = {}

@@ -1,0 +1,71 @@
+"""Helpers for Marco Polo II rule tests: games with chosen characters, and forcing a position.
+
+Test support only: states are set up through the public setup decisions, then individual facts (dice,
+holdings, figures) are set directly to reach the position a rulebook example describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine_service.games.mp2 import SPEC, Mp2State
+from engine_service.games.mp2.tables import BASE_CHARACTERS, CARAVAN_CHARACTERS
+
+
+def fresh(state: Mp2State) -> Mp2State:
+    """Forget cached legal actions after a direct change of the state."""
+    state._legal_cache = None
+    return state
+
+
+def ids(state: Mp2State, seat: int | None = None) -> list[str]:
+    fresh(state)
+    who = state.current_seats()[0] if seat is None else seat
+    return [a.id for a in state.legal_actions(who)]
+
+
+def act(state: Mp2State, action_id: str) -> None:
+    fresh(state)
+    state.apply(state.current_seats()[0], action_id)
+
+
+def start(players: int, chars: Sequence[str], *, seed: int = 1, **options: Any) -> Mp2State:
+    """A game in round 1 with `chars[seat]` for each seat, every setup and round-start choice taken with
+    its first (fallback) action, and the first player to move."""
+    state = SPEC.new_state(players, seed, options)
+    assert isinstance(state, Mp2State)
+    pool = list(BASE_CHARACTERS + (CARAVAN_CHARACTERS if options.get("caravans") else ()))
+    filler = next(c for c in pool if c not in chars)
+    state.draft_pool = sorted([*chars, filler])
+    while state.pending and state.pending[0]["t"] == "draft":
+        seat = int(state.pending[0]["seat"])
+        act(state, f"pick:{chars[seat]}")
+    settle(state)
+    return state
+
+
+def settle(state: Mp2State) -> None:
+    """Take the first action of every pending choice until a turn menu (or the end) is reached."""
+    state._run()
+    while state.pending and not state.is_over():
+        act(state, ids(state)[0])
+
+
+def clear_turn(state: Mp2State, seat: int, dice: Sequence[str] = ()) -> None:
+    """Make it `seat`'s turn with exactly `dice`, nothing pending, the normal action not yet taken."""
+    state.pending = []
+    state.turn_seat = seat
+    state.main_done = False
+    state.black_bought = False
+    state.posts_this_turn = []
+    state.dice[seat] = sorted(dice)
+    fresh(state)
+
+
+def zero(state: Mp2State, seat: int, **holdings: int) -> None:
+    """Set a seat's holdings: every resource 0 except those given."""
+    for name in state.res[seat]:
+        state.res[seat][name] = 0
+    state.res[seat].update(holdings)
+    fresh(state)
