@@ -1,0 +1,290 @@
+"""An end-to-end stack of real processes for the worker tests: a fresh database (a new PostgreSQL database
+next to DATABASE_URL's, or SQLite under a temporary var/ when it is unset), then the gateway, Celery workers,
+beat, the web server (gunicorn) and SDK bots, all with one environment whose Redis keys (broker, leases,
+registry, cache) carry a unique prefix so parallel runs never meet. `stop()` kills everything it started."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+SETUP = """
+import json, django
+django.setup()
+from django.contrib.auth import get_user_model
+from ladder.bots.services import bot_create, house_bot_ensure
+from ladder.ladders.services import ladder_create
+ladders = {n: ladder_create(game_id="expedition-v1", num_players=n).pk for n in (2, 3)}
+house = [house_bot_ensure(policy=p).pk for p in ("random", "greedy")]
+owner = get_user_model().objects.create_user("e2e", password="e2e-password-1")
+tokens = {}
+for i in range(3):
+    bot, token = bot_create(owner=owner, name=f"e2e-{i}", games=["expedition-v1"], max_concurrent=16)
+    tokens[bot.pk] = token
+print(json.dumps({"ladders": ladders, "house": house, "tokens": tokens}))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+class Proc:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], logs: Path) -> None:
+        self.name = name
+        self.log_path = logs / f"{name}.log"
+        self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.popen = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(10)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout)
+        self.kill()
+        self.log.close()
+
+
+class Stack:
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        workers: int = 2,
+        beat: bool = True,
+        bot_delay: float = 0.01,
+        bot_concurrency: int = 2,
+    ) -> None:
+        self.tmp = tmp
+        self.uid = uuid.uuid4().hex[:10]
+        self.var = tmp / "var"
+        self.logs = tmp / "logs"
+        self.var.mkdir(parents=True)
+        self.logs.mkdir()
+        self.procs: dict[str, Proc] = {}
+        self.redis_url = os.environ.get("REDIS_URL", "").strip()
+        self.server_url = os.environ.get("DATABASE_URL", "").strip()
+        self.db_name = f"workers_e2e_{self.uid}" if self.server_url else ""
+        self.bot_port, self.relay_port, self.web_port = free_port(), free_port(), free_port()
+        self.env = self._env()
+        self.n_workers = workers
+        self.beat = beat
+        self.bot_delay = bot_delay
+        self.bot_concurrency = bot_concurrency
+        self.info: dict[str, Any] = {}
+
+    # --- environment and database --------------------------------------------------------------------------
+    def _db_url(self, name: str) -> str:
+        return urlunparse(urlparse(self.server_url)._replace(path=f"/{name}"))
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+        if self.server_url:
+            env["DATABASE_URL"] = self._db_url(self.db_name)
+        if self.redis_url:
+            env["REDIS_URL"] = self.redis_url
+        env.update(
+            DJANGO_SETTINGS_MODULE="ladder.settings.base",
+            CARAVANSERAI_VAR_DIR=str(self.var),
+            CARAVANSERAI_REGISTRY_PATH=str(self.var / "gateway-registry.sqlite3"),
+            CARAVANSERAI_REGISTRY_PREFIX=f"cvs:e2e:{self.uid}",
+            CARAVANSERAI_BROKER_PREFIX=f"e2e:{self.uid}:",
+            CARAVANSERAI_LEASE_PREFIX=f"cvs:e2e-lease:{self.uid}:",
+            LADDER_CACHE_PREFIX=f"e2e-{self.uid}",
+            CARAVANSERAI_GATEWAY_ADDR=f"127.0.0.1:{self.bot_port}",
+            CARAVANSERAI_RELAY_ADDR=f"127.0.0.1:{self.relay_port}",
+            CARAVANSERAI_GATEWAY_AUTH="django",
+            CARAVANSERAI_MATCHMAKING_SECONDS="1",
+            CARAVANSERAI_SWEEP_SECONDS="2",
+            CARAVANSERAI_LEASE_SECONDS="3",
+            CARAVANSERAI_RETRY_BACKOFF="0.5",
+            CARAVANSERAI_MAX_QUEUED_PER_LADDER="2",
+            CARAVANSERAI_RECONNECT_GRACE="10",
+            LADDER_LOG_LEVEL="INFO",
+            PYTHONUNBUFFERED="1",
+            PYTHONPATH=os.pathsep.join([str(ROOT / "clients" / "python"), str(ROOT)]),
+        )
+        return env
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self._db_url("postgres"), autocommit=True) as conn:
+            conn.execute(sql)
+
+    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        if self.server_url:
+            import psycopg
+
+            with psycopg.connect(self.env["DATABASE_URL"], autocommit=True) as conn:
+                return list(conn.execute(sql.replace("?", "%s"), params).fetchall())
+        with contextlib.closing(sqlite3.connect(self.var / "ladder.sqlite3", timeout=30)) as conn:
+            return list(conn.execute(sql, params).fetchall())
+
+    def rest(self, path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.web_port}{path}", timeout=10) as response:
+            return json.loads(response.read())
+
+    # --- processes -----------------------------------------------------------------------------------------
+    def spawn(self, name: str, argv: list[str]) -> Proc:
+        proc = self.procs[name] = Proc(name, argv, self.env, self.logs)
+        return proc
+
+    def start_gateway(self) -> Proc:
+        gateway = self.spawn("gateway", [PYTHON, "-m", "engine_service.gateway.server"])
+        wait_for(lambda: "READY " in gateway.output() or gateway.popen.poll() is not None, 30, "the gateway")
+        assert gateway.popen.poll() is None, gateway.output()
+        return gateway
+
+    def start_worker(self, name: str, concurrency: int = 1) -> Proc:
+        return self.spawn(
+            name,
+            [
+                PYTHON, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", "matches,matchmaking,tournaments",
+                "-c", str(concurrency), "-n", f"{name}-{self.uid}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+            ],
+        )  # fmt: skip
+
+    def start(self) -> Stack:
+        if self.server_url:
+            self._admin(f'CREATE DATABASE "{self.db_name}"')
+        subprocess.run(
+            [PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True
+        )
+        out = subprocess.run(
+            [PYTHON, "-c", SETUP], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True
+        ).stdout
+        self.info = json.loads(out.strip().splitlines()[-1])
+        self.start_gateway()
+        for i in range(self.n_workers):
+            self.start_worker(f"worker{i + 1}")
+        if self.beat:
+            self.spawn(
+                "beat",
+                [PYTHON, "-m", "celery", "-A", "workers.celery_app", "beat", "-s", str(self.var / "beat")],
+            )
+        self.spawn(
+            "web",
+            [
+                PYTHON,
+                "-m",
+                "gunicorn",
+                "ladder.wsgi:application",
+                "-b",
+                f"127.0.0.1:{self.web_port}",
+                "-w",
+                "1",
+            ],
+        )
+        slow_bot = str(Path(__file__).with_name("slow_bot.py"))
+        for i, (bot_id, token) in enumerate(sorted(self.info["tokens"].items())):
+            self.spawn(
+                f"bot{bot_id}",
+                [PYTHON, slow_bot, "--target", f"127.0.0.1:{self.bot_port}", "--token", token, "--seed", str(i),
+                 "--delay", str(self.bot_delay), "--concurrent", str(self.bot_concurrency)],
+            )  # fmt: skip
+        wait_for(self._web_up, 30, "the web server")
+        return self
+
+    def _web_up(self) -> bool:
+        try:
+            self.rest("/healthz")
+            return True
+        except OSError:
+            return False
+
+    def lease_holder_pid(self, match_id: int) -> int | None:
+        from workers.leases import RedisLeases, SqliteLeases
+
+        if self.redis_url:
+            holder = RedisLeases(self.redis_url, prefix=self.env["CARAVANSERAI_LEASE_PREFIX"]).holder(
+                f"match:{match_id}"
+            )
+        else:
+            holder = SqliteLeases(self.var / "worker-leases.sqlite3").holder(f"match:{match_id}")
+        return int(holder.split(":")[1]) if holder else None
+
+    def stop(self) -> None:
+        for proc in list(self.procs.values()):
+            proc.stop(timeout=5.0 if proc.name.startswith("worker") else 3.0)
+        self.procs.clear()
+        if self.server_url:
+            self._admin(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
+        if self.redis_url:
+            import redis
+
+            client = redis.Redis.from_url(self.redis_url)
+            for pattern in (
+                f"e2e:{self.uid}:*",
+                f"cvs:e2e-lease:{self.uid}:*",
+                f"cvs:e2e:{self.uid}*",
+                f"*e2e-{self.uid}*",
+            ):
+                keys = list(client.scan_iter(match=pattern, count=500))
+                if keys:
+                    client.delete(*keys)
+            client.close()
+
+    # --- checks --------------------------------------------------------------------------------------------
+    def done_count(self) -> int:
+        return int(self.query("SELECT COUNT(*) FROM matches_match WHERE status = 'DONE'")[0][0])
+
+    def running(self) -> list[int]:
+        return [r[0] for r in self.query("SELECT id FROM matches_match WHERE status = 'RUNNING' ORDER BY id")]
+
+    def status(self, match_id: int) -> tuple[str, int]:
+        row = self.query("SELECT status, attempts FROM matches_match WHERE id = ?", (match_id,))[0]
+        return str(row[0]), int(row[1])
+
+    def assert_rated_exactly_once(self) -> None:
+        """Every DONE match has one ledger row per seat; no other match has any."""
+        rows = self.query(
+            "SELECT m.id, m.status, (SELECT COUNT(*) FROM matches_seat s WHERE s.match_id = m.id),"
+            " (SELECT COUNT(*) FROM ratings_ratingledger l WHERE l.match_id = m.id) FROM matches_match m"
+        )
+        for match_id, status, seats, ledger in rows:
+            expected = seats if status == "DONE" else 0
+            assert ledger == expected, (
+                f"match {match_id} ({status}) has {ledger} ledger rows, expected {expected}"
+            )
+        games = self.query("SELECT COALESCE(SUM(games), 0) FROM ratings_rating")[0][0]
+        assert games == sum(seats for _, status, seats, _ in rows if status == "DONE")

@@ -1,0 +1,83 @@
+"""End to end with real processes, on PostgreSQL and Redis when DATABASE_URL and REDIS_URL are set (the
+embedded defaults otherwise): SDK bots connect to the gateway, beat schedules matches, two workers play
+them in parallel, and the leaderboard, matches and replays appear over REST. A worker killed with SIGKILL
+mid-match and a gateway restarted mid-round lose no match and rate none twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from tests.workers.stack import Stack, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    s = Stack(tmp_path_factory.mktemp("e2e"), workers=2)
+    try:
+        yield s.start()
+    finally:
+        s.stop()
+
+
+def test_bots_play_rated_matches_visible_over_rest(stack: Stack):
+    wait_for(lambda: stack.done_count() >= 6, 90, "six finished matches")
+    ladder2 = stack.info["ladders"]["2"]
+    board = stack.rest(f"/api/v1/ladders/{ladder2}/leaderboard/")
+    rows = board["results"] if isinstance(board, dict) else board
+    assert rows, "the leaderboard is empty"
+    matches = stack.rest("/api/v1/matches/?status=DONE")["results"]
+    assert matches and all(m["status"] == "DONE" for m in matches)
+    remote = [m for m in matches if any(not s["bot"]["is_house"] for s in m["seats"])]
+    assert len(remote) == len(matches)  # matchmaking seats at least one connected bot in every match
+    match_id = matches[0]["id"]
+    record = stack.rest(f"/api/v1/matches/{match_id}/replay/")
+    assert record["format"] == "caravanserai-match/1" and record["match_id"] == str(match_id)
+    assert any(s["kind"] == "remote" for s in record["seats"])
+    frame = stack.rest(f"/api/v1/matches/{match_id}/frames/10/")
+    assert frame["step"] == 10
+    # both workers played
+    for name in ("worker1", "worker2"):
+        wait_for(
+            lambda name=name: "recorded in" in stack.procs[name].output(), 60, f"{name} to record a match"
+        )
+    stack.assert_rated_exactly_once()
+
+
+def test_a_worker_killed_mid_match_loses_nothing(stack: Stack):
+    def running_with_holder():
+        for match_id in stack.running():
+            pid = stack.lease_holder_pid(match_id)
+            if pid:
+                return match_id, pid
+        return None
+
+    match_id, pid = wait_for(running_with_holder, 60, "a running match")
+    group = os.getpgid(pid)  # the whole worker: its main process and its pool child
+    victim = next(p for p in stack.procs.values() if p.popen.pid == group)
+    victim.kill(signal.SIGKILL)
+    assert stack.status(match_id)[0] == "RUNNING"
+    wait_for(lambda: stack.status(match_id)[0] == "DONE", 90, f"match {match_id} to finish elsewhere")
+    _status, attempts = stack.status(match_id)
+    assert attempts >= 2
+    stack.start_worker(victim.name)  # back to two workers
+    stack.assert_rated_exactly_once()
+
+
+def test_a_gateway_restart_mid_round_loses_and_double_rates_nothing(stack: Stack):
+    in_play = wait_for(lambda: stack.running(), 60, "matches in play")
+    stack.procs["gateway"].stop(timeout=10)
+    stack.start_gateway()
+    for match_id in in_play:
+        wait_for(
+            lambda match_id=match_id: stack.status(match_id)[0] == "DONE", 120, f"match {match_id} to finish"
+        )
+    before = stack.done_count()
+    wait_for(lambda: stack.done_count() >= before + 3, 90, "matches after the restart")
+    assert not stack.query("SELECT id FROM matches_match WHERE status = 'ERROR'")
+    stack.assert_rated_exactly_once()
