@@ -121,6 +121,8 @@ MAIN_ORDER = (
 )
 CHOICE_EFFECTS = frozenset(
     {
+        "die_bonus",
+        "dice_pick",
         "draft",
         "keep_goal",
         "donata_pick",
@@ -559,24 +561,22 @@ class Mp2State(GameState):
 
     # --- the turn menu ----------------------------------------------------------------------------------
     def _turn_actions(self, seat: int) -> list[Action]:
+        """The turn menu (first level): end, bonus actions, and the normal action's space. Which die (or
+        dice) is a second decision (`die_bonus` / `dice_pick` effects), so the menu stays short."""
         dice = self.dice[seat]
         res = self.res[seat]
         char = self.chars[seat]
         actions: list[Action] = []
-        placements = self._placements(seat) if dice and not self.main_done else []
-        forced_bag = bool(dice) and not self.main_done and not placements
+        spaces: list[Action] = []
         if self.main_done or not dice:
             actions.append(Action("end", "end"))
-        distinct = sorted(set(dice))
-        for tok in distinct:
-            for what, bundle in (("coins", {"coins": 3}), ("camels", {"camels": 2}), ("jade", {"jade": 1})):
-                actions.append(
-                    Action(
-                        f"bag:{tok}:{what}",
-                        "bonus",
-                        {"bonus": "money_bag", "die": tok, "gain": bundle, "as_action": forced_bag},
-                    )
-                )
+        else:
+            for name in dict.fromkeys(str(a.details["space"]) for a in self._placements(seat)):
+                spaces.append(Action(f"place:{name}", "place", {"space": name}))
+        if dice:
+            # The safe fallback while the normal action is due (and the action itself when none is possible).
+            forced = not self.main_done and not spaces
+            actions.append(Action("bag", "bonus", {"bonus": "money_bag", "as_action": forced}))
         for cid in self.active[seat]:
             for payment in self._contract_payments(seat, cid):
                 suffix = ":" + "+".join(f"{g}{k}" for g, k in sorted(payment.items()) if k) if payment else ""
@@ -598,11 +598,33 @@ class Mp2State(GameState):
             actions.extend(self._caravan_menu(seat))
         if self.black_left > 0 and not self.black_bought and self.can_pay(seat, {"camels": BLACK_DIE_CAMELS}):
             actions.append(Action("black", "bonus", {"bonus": "black_die", "camels": BLACK_DIE_CAMELS}))
-        for tok in distinct:
+        if dice and self.can_pay(seat, {"camels": 1}):
+            actions.append(Action("reroll", "bonus", {"bonus": "reroll", "camels": 1}))
+        if dice and self.can_pay(seat, {"camels": 2}):
+            actions.append(Action("adjust", "bonus", {"bonus": "adjust", "camels": 2}))
+        return actions + spaces
+
+    def _die_bonus_actions(self, seat: int, bonus: str, as_action: bool = False) -> list[Action]:
+        """Second level of the money bag, a reroll or a change of value: which die (and what, or which way)."""
+        actions = []
+        for tok in sorted(set(self.dice[seat])):
             value = tok_value(tok)
-            if self.can_pay(seat, {"camels": 1}):
+            if bonus == "bag":
+                for what, bundle in (
+                    ("coins", {"coins": 3}),
+                    ("camels", {"camels": 2}),
+                    ("jade", {"jade": 1}),
+                ):
+                    actions.append(
+                        Action(
+                            f"bag:{tok}:{what}",
+                            "bonus",
+                            {"bonus": "money_bag", "die": tok, "gain": bundle, "as_action": as_action},
+                        )
+                    )
+            elif bonus == "reroll":
                 actions.append(Action(f"reroll:{tok}", "bonus", {"bonus": "reroll", "die": tok, "camels": 1}))
-            if self.can_pay(seat, {"camels": 2}):
+            else:
                 for by in (1, -1):
                     if 1 <= value + by <= 6:
                         actions.append(
@@ -612,7 +634,6 @@ class Mp2State(GameState):
                                 {"bonus": "adjust", "die": tok, "by": by, "camels": 2},
                             )
                         )
-        actions.extend(placements)
         return actions
 
     def _improve_cost(self, seat: int, seal: str) -> dict[str, int]:
@@ -651,6 +672,14 @@ class Mp2State(GameState):
         res = self.res[seat]
         if aid == "end":
             self._end_turn()
+        elif aid == "bag":
+            self._push(
+                [{"t": "die_bonus", "seat": seat, "bonus": "bag", "as_action": bool(details["as_action"])}]
+            )
+        elif aid in ("reroll", "adjust"):
+            self._push([{"t": "die_bonus", "seat": seat, "bonus": aid, "as_action": False}])
+        elif aid.count(":") == 1 and aid.startswith("place:"):
+            self._push([{"t": "dice_pick", "seat": seat, "space": details["space"]}])
         elif aid == "black":
             self._pay(seat, {"camels": BLACK_DIE_CAMELS})
             self.black_bought = True
@@ -1025,6 +1054,10 @@ class Mp2State(GameState):
         kind = effect["t"]
         seat = int(effect["seat"])
         res = self.res[seat]
+        if kind == "die_bonus":
+            return self._die_bonus_actions(seat, str(effect["bonus"]), bool(effect["as_action"]))
+        if kind == "dice_pick":
+            return [a for a in self._placements(seat) if a.details["space"] == effect["space"]]
         if kind == "draft":
             return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
         if kind == "keep_goal":
@@ -1198,7 +1231,10 @@ class Mp2State(GameState):
         seat = int(effect["seat"])
         res = self.res[seat]
         details = action.details
-        if kind == "draft":
+        if kind in ("die_bonus", "dice_pick"):
+            self.pending.pop(0)
+            self._turn_apply(seat, action)
+        elif kind == "draft":
             self.pending.pop(0)
             key = str(details["character"])
             self.chars[seat] = key

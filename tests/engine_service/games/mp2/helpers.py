@@ -19,15 +19,43 @@ def fresh(state: Mp2State) -> Mp2State:
     return state
 
 
+def _second_level(state: Mp2State, seat: int, first: str) -> list[str] | None:
+    """The ids a two-level turn-menu action leads to (None for a one-level action)."""
+    if first in ("bag", "reroll", "adjust"):
+        return [a.id for a in state._die_bonus_actions(seat, first)]
+    if first.startswith("place:") and first.count(":") == 1:
+        space = first.split(":")[1]
+        return [a.id for a in state._placements(seat) if a.details["space"] == space]
+    return None
+
+
 def ids(state: Mp2State, seat: int | None = None) -> list[str]:
+    """The legal ids, with the turn menu's two-level actions (a space, then dice; a die bonus, then the
+    die) shown as the full second-level ids."""
     fresh(state)
     who = state.current_seats()[0] if seat is None else seat
-    return [a.id for a in state.legal_actions(who)]
+    out: list[str] = []
+    for action in state.legal_actions(who):
+        second = _second_level(state, who, action.id) if not state.pending else None
+        out.extend(second if second is not None else [action.id])
+    return out
 
 
 def act(state: Mp2State, action_id: str) -> None:
+    """Apply an id; a full second-level id of the turn menu applies its first level, then itself."""
     fresh(state)
-    state.apply(state.current_seats()[0], action_id)
+    seat = state.current_seats()[0]
+    legal = [a.id for a in state.legal_actions(seat)]
+    if action_id not in legal and not state.pending:
+        for first in legal:
+            second = _second_level(state, seat, first)
+            if second is not None and action_id in second:
+                state.apply(seat, first)
+                fresh(state)
+                if state.pending and state.pending[0]["t"] in ("dice_pick", "die_bonus"):
+                    state.apply(seat, action_id)
+                return
+    state.apply(seat, action_id)
 
 
 def start(players: int, chars: Sequence[str], *, seed: int = 1, **options: Any) -> Mp2State:

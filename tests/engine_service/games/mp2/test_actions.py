@@ -214,3 +214,19 @@ def test_city_card_exchange_and_repeat() -> None:
     )
     act(state, "ex:vp-coins:3")
     assert state.res[0]["vp"] == -3 and state.res[0]["coins"] == 16
+
+
+def test_two_level_turn_menu_space_then_dice_bonus_then_die() -> None:
+    from engine_service.games.mp2 import Mp2State
+
+    state = start(2, ["abha", "dewu"])
+    clear_turn(state, 0, ["c2", "c5"])
+    zero(state, 0, camels=3)
+    assert isinstance(state, Mp2State)
+    menu = [a.id for a in state.legal_actions(0)]
+    assert menu[0] == "bag" and "reroll" in menu and "adjust" in menu and "place:book1" in menu
+    assert not any(m.count(":") > 1 for m in menu if m.startswith("place:"))
+    state.apply(0, "place:book1")
+    assert [a.id for a in state.legal_actions(0)] == ["place:book1:c2", "place:book1:c5"]
+    state.apply(0, "place:book1:c2")
+    assert state.pending[0]["t"] == "offer"
