@@ -62,12 +62,16 @@ class DjangoVerifier:
 
 
 def _lookup(token: str) -> Any:
-    from django.db import close_old_connections
+    from django.db import connection
 
     from ladder.bots.selectors import bot_identity_for_token
 
-    close_old_connections()  # a long-lived process: drop connections the database has closed
-    return bot_identity_for_token(token=token)
+    # Lookups happen once per connecting bot: a fresh database connection each time costs little, and none
+    # is left open in the executor thread (stale after a database restart, or blocking a test database drop).
+    try:
+        return bot_identity_for_token(token=token)
+    finally:
+        connection.close()
 
 
 def connect_revocation_publisher() -> None:

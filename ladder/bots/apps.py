@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class BotsConfig(AppConfig):
     name = "ladder.bots"
     label = "bots"
+
+    def ready(self) -> None:
+        # Revocations made in this process reach every gateway through the session registry at once.
+        from engine_service.gateway.django_auth import connect_revocation_publisher
+
+        connect_revocation_publisher()
