@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from engine_service.games.rng import ChanceRng
 
@@ -67,10 +68,10 @@ class SpaceDef:
     fee: bool = True
 
 
-def colour_used(placements: Sequence[Sequence[object]], seat: int) -> bool:
+def colour_used(placements: Sequence[Sequence[Any]], seat: int) -> bool:
     """Whether `seat` already placed a die of its own colour in these placements."""
-    for placed_seat, tokens in placements:  # type: ignore[misc]
-        if placed_seat == seat and any(kind_of(t) == COLOUR for t in tokens):  # type: ignore[attr-defined]
+    for placed_seat, tokens in placements:
+        if placed_seat == seat and any(kind_of(t) == COLOUR for t in tokens):
             return True
     return False
 

@@ -51,7 +51,8 @@ def resolved(state: VoyagesState) -> VoyagesState:
     search bot evaluates the same state for every seat in turn."""
     cached = state.__dict__.get("_resolved")
     if cached is not None and cached[0] == state.step and cached[1] is state.pending:
-        return cached[2]
+        found: VoyagesState = cached[2]
+        return found
     current = state
     depth = 0
     while depth < CHAIN_DEPTH and current.pending and not current.is_over():
@@ -163,8 +164,8 @@ def pending_value(state: VoyagesState, seat: int, effect: dict[str, object], lat
         return 0.8 * late
     if kind == "pick":
         reach = state.board[: int(str(effect["die"]))]
-        worth = sorted((CONTRACTS[c]["reward"]["vp"] + 1.5) * 0.35 * (0.3 + late) for c in reach)
-        return sum(worth[-2:])
+        worth = sorted(float(CONTRACTS[c]["reward"]["vp"] + 1.5) * 0.35 * (0.3 + late) for c in reach)
+        return float(sum(worth[-2:]))
     if kind == "space_bonus":
         return int(str(effect["n"])) * (0.1 + 0.4 * late)
     if kind == "comp":
