@@ -40,20 +40,25 @@ DIE_PIP = 0.2
 
 def evaluate(state: VoyagesState, seat: int) -> float:
     """The seat's prospects in points, after the choices pending at this moment (an action in progress,
-    whoever's it is) are resolved greedily by the deciding seat's own static value."""
+    whoever's it is) are resolved greedily by the deciding seat's static value."""
     if state.is_over():
         return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
-    return static_value(resolved(state), seat)
+    return static_value(resolved(state, seat), seat)
 
 
-def resolved(state: VoyagesState) -> VoyagesState:
-    """`state` with its pending choices (if any) taken greedily; cached on the state for its step, since a
-    search bot evaluates the same state for every seat in turn."""
-    cached = state.__dict__.get("_resolved")
-    if cached is not None and cached[0] == state.step and cached[1] is state.pending:
-        found: VoyagesState = cached[2]
-        return found
-    current = state
+def resolved(state: VoyagesState, seat: int) -> VoyagesState:
+    """`state` with its pending choices (if any) taken greedily. Goal cards are hidden, so a choice is
+    judged with goal cards only when it is `seat`'s own; other seats' choices use public facts alone.
+    Cached on the state for its step (a search bot evaluates the same state for every seat in turn)."""
+    own = bool(state.pending) and int(state.pending[0]["seat"]) == seat
+    cache = state.__dict__.get("_resolved")
+    if cache is None or cache[0] != state.step or cache[1] is not state.pending:
+        cache = (state.step, state.pending, {})
+        state.__dict__["_resolved"] = cache
+    variants: dict[bool, VoyagesState] = cache[2]
+    if own in variants:
+        return variants[own]
+    current = public_copy(state) if state.pending else state
     depth = 0
     while depth < CHAIN_DEPTH and current.pending and not current.is_over():
         decider = int(current.pending[0]["seat"])
@@ -63,16 +68,32 @@ def resolved(state: VoyagesState) -> VoyagesState:
         for action in actions:
             trial = current.clone()
             trial.apply(decider, action.id)
-            value = static_value(trial, decider)
+            value = static_value(trial, decider, goals=own and decider == seat)
             if value > best_value:
                 best_value, best_state = value, trial
         current = best_state
         depth += 1
-    state.__dict__["_resolved"] = (state.step, state.pending, current)
+    variants[own] = current
     return current
 
 
-def static_value(state: VoyagesState, seat: int) -> float:
+def public_copy(state: VoyagesState) -> VoyagesState:
+    """A copy whose hidden contracts (round piles, unseen top of the special pile) lie in a canonical order:
+    a draw made while resolving then depends only on public facts (which contracts are unseen)."""
+    copy = state.clone()
+    unseen = state.unseen_contracts()
+    hidden = state.special_hidden
+    copy.special = unseen[:hidden] + list(state.special[hidden:])
+    rest = unseen[hidden:]
+    piles = []
+    for pile in state.round_piles:
+        piles.append(rest[: len(pile)])
+        rest = rest[len(pile) :]
+    copy.round_piles = piles
+    return copy
+
+
+def static_value(state: VoyagesState, seat: int, goals: bool = True) -> float:
     if state.is_over():
         return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
     res = state.res[seat]
@@ -108,10 +129,11 @@ def static_value(state: VoyagesState, seat: int) -> float:
     value += 0.6 * mine * late
 
     # posts: goal cards, small-city income still to come, card access, Beijing
-    cards, cities = goal_points(posts, state.goals[seat])
+    own_goals = state.goals[seat] if goals else []
+    cards, cities = goal_points(posts, own_goals)
     value += cards + cities
     held = set(posts)
-    for g in state.goals[seat]:
+    for g in own_goals:
         got = sum(1 for c in GOALS[g]["cities"] if c in held)
         if got == 1:
             value += 0.35 * GOALS[g]["vp"] * late

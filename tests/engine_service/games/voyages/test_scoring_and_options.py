@@ -143,3 +143,20 @@ def test_random_play_over_every_option_keeps_the_contract() -> None:
             state.apply(seat, rng.choice(state.legal_actions(seat)).id)
         assert state.end_reason == "completed"
         assert len(state.result().ranks) == players
+
+
+def test_the_heuristic_judges_a_seat_only_from_what_it_may_know() -> None:
+    for g in range(4):
+        players = 2 + g % 3
+        state = SPEC.new_state(players, 70 + g, {"characters": "random", "goal_draft": g % 2 == 0})
+        rng = ChanceRng(g)
+        while not state.is_over():
+            seat = state.current_seats()[0]
+            if state.step % 17 == 0:
+                for s in range(players):
+                    value = SPEC.heuristic(state.clone(), s)
+                    for k in range(2):
+                        hidden = state.shuffle_hidden(s, ChanceRng(100 * k + s))
+                        assert abs(SPEC.heuristic(hidden, s) - value) < 1e-9
+            state.apply(seat, rng.choice(state.legal_actions(seat)).id)
+        assert SPEC.heuristic(state, 0) == state.res[0]["vp"] + 0.01 * state.res[0]["camels"]
