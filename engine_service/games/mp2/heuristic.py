@@ -61,27 +61,36 @@ IMPROVED_ROUND_VALUE = 1.2
 
 
 def evaluate(state: Mp2State, seat: int) -> float:
-    """The seat's prospects in points (its own pending choices resolved greedily first)."""
+    """The seat's prospects in points, after the choices pending at this moment (an action in progress,
+    whoever's it is) are resolved greedily by the deciding seat's own static value."""
     if state.is_over():
         return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
+    return static_value(resolved(state), seat)
+
+
+def resolved(state: Mp2State) -> Mp2State:
+    """`state` with its pending choices (if any) taken greedily; cached on the state for its step, since a
+    search bot evaluates the same state for every seat in turn."""
+    cached = state.__dict__.get("_resolved")
+    if cached is not None and cached[0] == state.step and cached[1] is state.pending:
+        found: Mp2State = cached[2]
+        return found
     current = state
     for _ in range(CHAIN_DEPTH):
-        if current.is_over() or not current.pending or int(current.pending[0]["seat"]) != seat:
+        if not current.pending or current.is_over():
             break
-        actions = current.legal_actions(seat)
-        if not actions:
-            break
+        decider = int(current.pending[0]["seat"])
         best_value = float("-inf")
-        best_state = None
-        for action in actions:
+        best_state = current
+        for action in current.legal_actions(decider):
             trial = current.clone()
-            trial.apply(seat, action.id)
-            value = static_value(trial, seat)
+            trial.apply(decider, action.id)
+            value = static_value(trial, decider)
             if value > best_value:
                 best_value, best_state = value, trial
-        assert best_state is not None
         current = best_state
-    return static_value(current, seat)
+    state.__dict__["_resolved"] = (state.step, state.pending, current)
+    return current
 
 
 def static_value(state: Mp2State, seat: int) -> float:

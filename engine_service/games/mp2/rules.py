@@ -14,7 +14,6 @@ each effect is a copy.
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations, product
@@ -171,6 +170,15 @@ ISABELLA_PAIR = {
     4: {"gold": 1},
 }
 MONGKE_OASIS_VP = 3
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of plain JSON data (dicts, lists, scalars), much faster than `copy.deepcopy`."""
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    return value
 
 
 def tok_value(tok: str) -> int:
@@ -571,7 +579,7 @@ class Mp2State(GameState):
         if self.main_done or not dice:
             actions.append(Action("end", "end"))
         else:
-            for name in dict.fromkeys(str(a.details["space"]) for a in self._placements(seat)):
+            for name in dict.fromkeys(str(a.details["space"]) for a in self._placements(seat, first=True)):
                 spaces.append(Action(f"place:{name}", "place", {"space": name}))
         if dice:
             # The safe fallback while the normal action is due (and the action itself when none is possible).
@@ -759,20 +767,30 @@ class Mp2State(GameState):
             return [*dice, *(f"F{c}" for c in self.spare_figs[seat])]
         return list(dice)
 
-    def _placements(self, seat: int) -> list[Action]:
+    def _placements(self, seat: int, *, only: str | None = None, first: bool = False) -> list[Action]:
+        """Every legal dice placement (for `only` that space; with `first`, at most one per space, enough
+        for the turn menu)."""
         tokens = self._tokens(seat)
         char = self.chars[seat]
         actions: list[Action] = []
         groups_by_size: dict[int, list[tuple[str, ...]]] = {}
+        performable: dict[tuple[str, int, int], bool] = {}
 
         def groups(size: int) -> list[tuple[str, ...]]:
             if size not in groups_by_size:
                 groups_by_size[size] = distinct_groups(tokens, size) if len(tokens) >= size else []
             return groups_by_size[size]
 
-        for name in MAIN_ORDER:
+        def can(name: str, strength: int, extra: int) -> bool:
+            key = (name, strength, extra)
+            if key not in performable:
+                performable[key] = self._performable(seat, name, strength, extra)
+            return performable[key]
+
+        for name in MAIN_ORDER if only is None else (only,):
             if name == "khan":
-                actions.extend(self._khan_placements(seat, groups(1)))
+                found = self._khan_placements(seat, groups(1))
+                actions.extend(found[:1] if first else found)
                 continue
             if name in BLUE:
                 space = BLUE[name]
@@ -782,8 +800,7 @@ class Mp2State(GameState):
                 placed = self.spaces[name]
                 blocked = colour_used(placed, seat)
                 for group in groups(size):
-                    figs = [t for t in group if t[0] == "F"]
-                    if figs and placed:
+                    if placed and any(t[0] == "F" for t in group):
                         continue
                     if blocked and any(kind_of(t) == COLOUR for t in group):
                         continue
@@ -792,19 +809,23 @@ class Mp2State(GameState):
                     if fee is None:
                         continue
                     extra = fee + (TRAVEL1_COINS if name == "travel1" else 0)
-                    if not self.can_pay(seat, {"coins": extra}):
+                    if extra and not self.can_pay(seat, {"coins": extra}):
                         continue
-                    if not self._performable(seat, name, min(values), extra):
+                    if not can(name, min(values), extra):
                         continue
                     actions.append(self._place_action(name, group, fee, min(values)))
+                    if first:
+                        break
                 continue
             for group in groups(1):
                 tok = group[0]
                 if not self._city_space_open(seat, name, tok):
                     continue
-                if not self._performable(seat, name, tok_value(tok), 0):
+                if not can(name, tok_value(tok), 0):
                     continue
                 actions.append(self._place_action(name, group, 0, tok_value(tok)))
+                if first:
+                    break
         return actions
 
     def _city_space_open(self, seat: int, name: str, tok: str) -> bool:
@@ -1057,7 +1078,7 @@ class Mp2State(GameState):
         if kind == "die_bonus":
             return self._die_bonus_actions(seat, str(effect["bonus"]), bool(effect["as_action"]))
         if kind == "dice_pick":
-            return [a for a in self._placements(seat) if a.details["space"] == effect["space"]]
+            return self._placements(seat, only=str(effect["space"]))
         if kind == "draft":
             return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
         if kind == "keep_goal":
@@ -1857,14 +1878,14 @@ class Mp2State(GameState):
     )
 
     def _payload(self) -> JsonDict:
-        return {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
+        return {name: json_copy(getattr(self, name)) for name in self._FIELDS}
 
     def load_payload(self, payload: Mapping[str, Any]) -> None:
         missing = [name for name in self._FIELDS if name not in payload]
         if missing:
             raise ValueError(f"mp2 state is missing {', '.join(missing)}")
         for name in self._FIELDS:
-            setattr(self, name, copy.deepcopy(payload[name]))
+            setattr(self, name, json_copy(payload[name]))
 
     def clone(self) -> Mp2State:
         """A fast copy (search bots clone a lot): containers are copied one level below where they are
