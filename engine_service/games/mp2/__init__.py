@@ -40,13 +40,13 @@ dice is skipped; the round ends when every die is used; after round 5 comes fina
 then shared).
 
 Decisions (each a finite list with stable ids; the first is always the safe fallback):
-- turn menu: `end` (once the normal action is done or no dice remain), `bag:<die>:coins|camels|jade`,
+- turn menu (first level): `end` (once the normal action is done or no dice remain), `bag` (the money bag),
   `complete:<contract>[:<goods>]`, `improve:<seal>`, `vidal:set`, `outpost:<tile>` (Filippo),
-  `claim:<tile>:<city>` and `caravan:<n>:complete` (Caravans), `black` (3 camels, once per turn),
-  `reroll:<die>` (1 camel), `adjust:<die>:+1|-1` (2 camels), and the normal action
-  `place:<space>:<dice>` (spaces book1, book2, book3a, book3b, khan, seals, travel1/2/3, contracts,
-  BAL-1 ... BAG-2, card-<slot>; dice are tokens: c4 own colour showing 4, b3 black, F2 Donata's figure of
-  colour 2, a value-6 die).
+  `claim:<tile>:<city>` and `caravan:<n>:complete` (Caravans), `black` (3 camels, once per turn), `reroll`
+  (1 camel), `adjust` (2 camels), and the normal action's space `place:<space>` (book1, book2, book3a,
+  book3b, khan, seals, travel1/2/3, contracts, BAL-1 ... BAG-2, card-<slot>).
+- second level: `place:<space>:<dice>` (dice are tokens: c4 own colour showing 4, b3 black, F2 Donata's
+  figure of colour 2, a value-6 die), `bag:<die>:coins|camels|jade`, `reroll:<die>`, `adjust:<die>:+1|-1`.
 - follow-up choices: `offer:free1|free2|jade1|jade2`, `seal:<seal>`, `step:[f<n>:]<path>` / `stop` /
   `skip` (movement, one step at a time; a Möngke step runs through oases: `step:OG-FUZ`),
   `extra:<city>|none` (upper Travel), `relocate:<city>`, `oasis:<c>coins+<k>camels` (Möngke),
@@ -68,6 +68,10 @@ Choices beyond the reference (documented deviations):
 - Beijing's Dragon serves only to claim route tiles: a caravan is never placed in Beijing.
 - A caravan moves one location per step (Möngke's oasis rule is his figure's, not his caravan's).
 - Isabella converts pairs in one decision at round start; every die then pays its face bonus.
+- The upper Travel's extra post and a reward's move may be declined (`extra:none`, `skip`).
+- A caravan's moves are offered right after the book action that allows them (still bonus actions).
+- A contract drawn from the pile as a reward is public, even when it is sent back to the pile's bottom.
+- Mailin claims and completes routes with either figure.
 - Step cap: after 12000 decisions the game ends with final scoring, reason "step_cap" (random play ends
   far below it).
 
