@@ -519,7 +519,11 @@ class Hub:
 
     # --- revocation, heartbeat, shutdown --------------------------------------------------------------
     def _revoked_threadsafe(self, bot_id: str) -> None:
-        self._loop.call_soon_threadsafe(self.revoke, bot_id)
+        # A hub whose loop has ended (a stopped gateway in a long-lived process) holds no streams to drop.
+        if self._loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # closed between the check and the call
+            self._loop.call_soon_threadsafe(self.revoke, bot_id)
 
     def revoke(self, bot_id: str) -> None:
         """Drop every stream of a bot at once (UNAUTHENTICATED)."""
