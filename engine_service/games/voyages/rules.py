@@ -87,7 +87,7 @@ MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts",
 CHOICE_EFFECTS = frozenset(
     {
         "dice",
-        "die",
+        "bonus",
         "draft",
         "keep_goals",
         "comp",
@@ -410,8 +410,9 @@ class VoyagesState(GameState):
 
     # --- the turn menu ----------------------------------------------------------------------------------
     def _turn_actions(self, seat: int) -> list[Action]:
-        """The turn menu (first level): end, bonus actions, and the main action's space. Which die (or dice)
-        is a second decision (`die` / `dice` effects), so the menu stays short."""
+        """The turn menu (first level): end, `bonus` (money bag, black die, reroll, adjust: chosen with their
+        die on the second level), completing a contract, and the main action's space (its dice are the second
+        level), so the menu stays short."""
         dice = self.dice[seat]
         res = self.res[seat]
         actions: list[Action] = []
@@ -424,18 +425,24 @@ class VoyagesState(GameState):
             if not actions and spaces and spaces[0].id == "place:coins5":
                 # The safe fallback while the main action is due: take 5 coins.
                 actions.append(spaces.pop(0))
-        if dice:
-            actions.append(Action("bag", "bonus", {"bonus": "bag", "coins": 3}))
+        if self._bonus_menu(seat):
+            actions.append(Action("bonus", "bonus", {}))
         for cid in self.active[seat]:
             if can_afford(res, CONTRACTS[cid]["cost"]):
                 actions.append(Action(f"complete:{cid}", "bonus", {"bonus": "complete", "contract": cid}))
+        return actions + spaces
+
+    def _bonus_menu(self, seat: int) -> list[Action]:
+        """Second level of `bonus`: the money bag, a black die, a reroll or an adjustment (with the die)."""
+        res = self.res[seat]
+        actions = self._die_bonus_actions(seat, "bag")
         if res["camels"] >= 3 and self.black_left > 0 and not self.black_bought:
             actions.append(Action("black", "bonus", {"bonus": "black_die", "camels": 3}))
-        if res["camels"] >= 1 and self._die_bonus_actions(seat, "reroll"):
-            actions.append(Action("reroll", "bonus", {"bonus": "reroll", "camels": 1}))
-        if res["camels"] >= 2 and self._die_bonus_actions(seat, "adjust"):
-            actions.append(Action("adjust", "bonus", {"bonus": "adjust", "camels": 2}))
-        return actions + spaces
+        if res["camels"] >= 1:
+            actions += self._die_bonus_actions(seat, "reroll")
+        if res["camels"] >= 2:
+            actions += self._die_bonus_actions(seat, "adjust")
+        return actions
 
     def _die_bonus_actions(self, seat: int, bonus: str) -> list[Action]:
         """Second level of bag / reroll / adjust: which die (and for adjust, which way)."""
@@ -462,12 +469,8 @@ class VoyagesState(GameState):
         aid = action.id
         if aid == "end":
             self._end_turn()
-        elif aid == "black":
-            pay(self.res[seat], {"camels": 3})
-            self.black_bought = True
-            self._take_black_die(seat)
-        elif aid in ("bag", "reroll", "adjust"):
-            self._push([{"t": "die", "seat": seat, "bonus": aid}])
+        elif aid == "bonus":
+            self._push([{"t": "bonus", "seat": seat}])
         elif aid.startswith("complete:"):
             self._complete(seat, int(action.details["contract"]))
         elif aid.startswith("place:"):
@@ -772,8 +775,8 @@ class VoyagesState(GameState):
         res = self.res[seat]
         if kind == "dice":
             return self._placements(seat, only=str(effect["space"]))
-        if kind == "die":
-            return self._die_bonus_actions(seat, str(effect["bonus"]))
+        if kind == "bonus":
+            return self._bonus_menu(seat)
         if kind == "draft":
             return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
         if kind == "keep_goals":
@@ -890,9 +893,14 @@ class VoyagesState(GameState):
         if kind == "dice":
             self.pending.pop(0)
             self._place(seat, action)
-        elif kind == "die":
+        elif kind == "bonus":
             self.pending.pop(0)
-            self._apply_die_bonus(seat, action)
+            if action.id == "black":
+                pay(res, {"camels": 3})
+                self.black_bought = True
+                self._take_black_die(seat)
+            else:
+                self._apply_die_bonus(seat, action)
         elif kind == "draft":
             self.pending.pop(0)
             key = str(details["character"])

@@ -44,13 +44,15 @@ def test_raschid_does_not_roll_chooses_values_and_gets_no_compensation() -> None
     assert ids(state) == [f"dice:c0@{v}" for v in range(1, 7)]
     play(state, 0, "dice:c0@3")
     assert state.res[0]["coins"] == 7
-    assert "reroll" not in ids(state) and "adjust" not in ids(state)
+    my_turn(state, 0, ["c0"], camels=5)
+    play(state, 0, "bonus")
+    assert ids(state) == ["bag:c0", "black"], "nothing to reroll or adjust on unrolled dice"
 
 
 def test_raschid_sets_black_dice_too() -> None:
     state = new_game(3, 2)
     my_turn(state, 0, ["c0"], camels=3)
-    play(state, 0, "black")
+    play(state, 0, "bonus", "black")
     assert state.dice[0] == ["b0", "c0"]
 
 

@@ -252,18 +252,26 @@ def test_compensation_13_gives_2_coins_or_camels_in_any_mix() -> None:
 def test_bonus_actions_money_bag_reroll_adjust_and_one_black_die_per_turn() -> None:
     state = plain_game()
     my_turn(state, 0, ["c6", "c1"], coins=0, camels=9)
-    play(state, 0, "adjust")
-    assert ids(state) == ["adjust:c1:+1", "adjust:c6:-1"], "no wrap from 6 to 1 or 1 to 6"
+    play(state, 0, "bonus")
+    assert ids(state) == [
+        "bag:c1",
+        "bag:c6",
+        "black",
+        "reroll:c1",
+        "reroll:c6",
+        "adjust:c1:+1",
+        "adjust:c6:-1",
+    ], "no wrap from 6 to 1 or 1 to 6"
     play(state, 0, "adjust:c1:+1")
     assert state.dice[0] == ["c2", "c6"] and state.res[0]["camels"] == 7
-    play(state, 0, "reroll", "reroll:c2")
+    play(state, 0, "bonus", "reroll:c2")
     assert state.res[0]["camels"] == 6 and len(state.dice[0]) == 2
-    play(state, 0, "black")
+    play(state, 0, "bonus", "black")
     assert state.res[0]["camels"] == 3 and any(t.startswith("b") for t in state.dice[0])
+    play(state, 0, "bonus")
     assert "black" not in ids(state), "one black die per turn through the bonus action"
-    play(state, 0, "bag")
-    play(state, 0, sorted(ids(state))[0])
-    assert state.res[0]["coins"] == 3
+    play(state, 0, ids(state)[0])
+    assert state.res[0]["coins"] == 3 and len(state.dice[0]) == 2
 
 
 def test_completing_a_contract_pays_its_cost_and_takes_every_reward() -> None:
