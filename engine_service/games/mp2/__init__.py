@@ -47,8 +47,8 @@ Decisions (each a finite list with stable ids; the first is always the safe fall
   book3b, khan, seals, travel1/2/3, contracts, BAL-1 ... BAG-2, card-<slot>).
 - second level: `place:<space>:<dice>` (dice are tokens: c4 own colour showing 4, b3 black, F2 Donata's
   figure of colour 2, a value-6 die), `bag:<die>:coins|camels|jade`, `reroll:<die>`, `adjust:<die>:+1|-1`.
-- follow-up choices: `offer:free1|free2|jade1|jade2`, `seal:<seal>`, `step:[f<n>:]<path>` / `stop` /
-  `skip` (movement, one step at a time; a Möngke step runs through oases: `step:OG-FUZ`),
+- follow-up choices: `offer:free1|free2|jade1|jade2`, `seal:<seal>`, `route:[f<n>:]<end>:<cost>` /
+  `stop` / `skip` (a movement; Mailin may then move her other figure with the steps left),
   `extra:<city>|none` (upper Travel), `relocate:<city>`, `oasis:<c>coins+<k>camels` (Möngke),
   `take:<city>:<slot>` / `done` / `decline` / `discard:<contract>` (contracts), `good:<g>`,
   `goods:<g1>+<g2>`, `marker:<id>` (CB7), `double:<city>` (Mailin), `times:<n>`, `ex:<exchange>:<n>`,
@@ -60,8 +60,10 @@ Decisions (each a finite list with stable ids; the first is always the safe fall
 Choices beyond the reference (documented deviations):
 - Jade stands in automatically for coins and camels a player lacks (never for goods); a player never
   spends jade on a cost its own coins and camels cover.
-- A movement is walked one step at a time, paying each step's route cost as it is taken (the total is the
-  same as paying the whole path first; a step that cannot be paid is not offered).
+- A movement is chosen as a whole: its end and its total route cost, keeping per end only the
+  cost-Pareto-optimal ways (fewer steps on a tie); walks may go back and forth. The upper Travel's extra
+  post is offered in the cities entered on the chosen way, and Möngke's oases are those it enters. For
+  Möngke a step runs from a location through any oases to the next city (or ends on an oasis).
 - With dice left but no normal action possible, a money-bag use counts as the turn's normal action.
 - Khan's Favor sub-spaces are separate spaces, so Donata's +2 camels never comes from them; her figures
   count as their colour on the space they activate (Q16).

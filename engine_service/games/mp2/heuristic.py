@@ -18,11 +18,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine_service.games.mp2.scoring import (
+    CHARACTER_SHIELDS,
     MOST_CONTRACTS_VP,
     SECOND_CONTRACTS_VP,
     contract_counts,
     goal_seal_points,
-    shield_count,
 )
 from engine_service.games.mp2.tables import (
     CARAVAN_SELL_VP,
@@ -31,6 +31,7 @@ from engine_service.games.mp2.tables import (
     GOALS,
     GOODS,
     MARKER_CITIES,
+    POST_CITIES,
     SHIELD,
     SPECIAL_CITIES,
     shield_vp,
@@ -39,7 +40,7 @@ from engine_service.games.mp2.tables import (
 if TYPE_CHECKING:
     from engine_service.games.mp2.rules import Mp2State
 
-CHAIN_DEPTH = 6
+CHAIN_DEPTH = 8
 # (final-scoring value, extra trading value early in the game) per unit, in points
 RESOURCE_VALUE = {
     "coins": (0.1, 0.2),
@@ -128,17 +129,26 @@ def static_value(state: Mp2State, seat: int) -> float:
         value += SECOND_CONTRACTS_VP * 0.5
     value += 0.5 * mine * late
 
-    # shields, goal seals, posts and their income still to come
-    value += shield_vp(shield_count(state, seat))
-    value += goal_seal_points(state, seat)
-    goal = state.goals[seat]
-    posts = state.posts[seat]
+    # shields, goal seals, posts and their income still to come; a movement in progress counts the posts
+    # its moved figures will place where they stand
+    posts = list(state.posts[seat])
+    for effect in state.pending:
+        if effect["t"] == "move" and int(effect["seat"]) == seat:
+            for fig in effect["moved"]:
+                node = state.figures[seat][int(fig)]
+                if node in POST_CITIES and node not in posts:
+                    posts.append(node)
     held_shields = {SHIELD[c] for c in posts}
+    shields = len(held_shields) + state.extra_shields[seat] + CHARACTER_SHIELDS.get(state.chars[seat], 0)
+    goal = state.goals[seat]
+    if goal:
+        shields += sum(1 for s in GOALS[goal]["shields"] if s in held_shields)
+    value += shield_vp(shields)
+    value += goal_seal_points(state, seat)
     if goal:
         for seal, vp in GOALS[goal]["seals"].items():
             if state.seals[seat].get(seal) == 1:
                 value += 0.45 * vp * late
-        value += 0.4 * late * sum(1 for s in GOALS[goal]["shields"] if s not in held_shields)
     for level in state.seals[seat].values():
         value += SEAL_VALUE * late
         if level == 2:

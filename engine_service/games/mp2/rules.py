@@ -212,6 +212,19 @@ LINKS = {node: _links_of(node, False) for node in NODES}
 MONGKE_LINKS = {node: _links_of(node, True) for node in NODES}
 
 
+def _pareto_add(
+    ways: list[tuple[tuple[int, int, int], tuple[str, ...]]],
+    cost: tuple[int, int, int],
+    path: tuple[str, ...],
+) -> None:
+    """Keep `ways` cost-Pareto-optimal (one path per cost)."""
+    for old, _path in ways:
+        if all(o <= n for o, n in zip(old, cost, strict=True)):
+            return
+    ways[:] = [w for w in ways if not all(n <= o for n, o in zip(cost, w[0], strict=True))]
+    ways.append((cost, path))
+
+
 class Mp2State(GameState):
     """One game of Marco Polo II. Everything mutable lives in plain JSON-able attributes."""
 
@@ -1515,24 +1528,67 @@ class Mp2State(GameState):
     def _can_step(self, seat: int, extra: Mapping[str, int], per: Mapping[str, int]) -> bool:
         return bool(self._steps(seat, per, extra))
 
+    def _routes(
+        self, seat: int, fig: int, max_steps: int, per: Mapping[str, int]
+    ) -> list[tuple[str, int, dict[str, int], tuple[str, ...]]]:
+        """Affordable movements of one figure of 1..`max_steps` steps: (end, steps, total cost, nodes
+        entered on one cheapest way). Per end only the cost-Pareto-optimal ones are kept (fewer steps on a
+        tie); walks may go back and forth."""
+        links = MONGKE_LINKS if self.chars[seat] == "mongke" else LINKS
+        seals = self.seals[seat]
+        frontier: dict[str, list[tuple[tuple[int, int, int], tuple[str, ...]]]] = {
+            self.figures[seat][fig]: [((0, 0, 0), ())]
+        }
+        best: dict[str, list[tuple[tuple[int, int, int], int, tuple[str, ...]]]] = {}
+        for steps in range(1, max_steps + 1):
+            nxt: dict[str, list[tuple[tuple[int, int, int], tuple[str, ...]]]] = {}
+            for node, ways in frontier.items():
+                for path, cost, needed in links[node]:
+                    if any(x not in seals for x in needed):
+                        continue
+                    price = self._step_cost(seat, cost, per)
+                    for done, walked in ways:
+                        total = (done[0] + price["coins"], done[1] + price["camels"], done[2] + price["jade"])
+                        if not self.can_pay(seat, {"coins": total[0], "camels": total[1], "jade": total[2]}):
+                            continue
+                        _pareto_add(nxt.setdefault(path[-1], []), total, (*walked, *path))
+            frontier = nxt
+            for end, ways in frontier.items():
+                for total, walked in ways:
+                    found = best.setdefault(end, [])
+                    if any(all(o <= t for o, t in zip(old, total, strict=True)) for old, _k, _w in found):
+                        continue
+                    found[:] = [f for f in found if not all(t <= o for t, o in zip(total, f[0], strict=True))]
+                    found.append((total, steps, walked))
+        out = []
+        for end in sorted(best):
+            for total, steps, walked in sorted(best[end]):
+                out.append((end, steps, {"coins": total[0], "camels": total[1], "jade": total[2]}, walked))
+        return out
+
     def _move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
         actions = []
         if int(effect["taken"]) > 0:
             actions.append(Action("stop", "move", {}))
         elif effect["optional"]:
             actions.append(Action("skip", "move", {}))
-        if int(effect["left"]) <= 0:
+        left = int(effect["left"])
+        if left <= 0:
             return actions
         two = len(self.figures[seat]) > 1
-        for fig, path, price in self._steps(seat, effect["per"], {}):
-            prefix = f"f{fig + 1}:" if two else ""
-            actions.append(
-                Action(
-                    f"step:{prefix}{'-'.join(path)}",
-                    "move",
-                    {"figure": fig, "path": list(path), "to": path[-1], "cost": price},
+        for fig in range(len(self.figures[seat])):
+            if fig in effect["moved"]:
+                continue
+            for end, steps, cost, walked in self._routes(seat, fig, left, effect["per"]):
+                prefix = f"f{fig + 1}:" if two else ""
+                price = "+".join(f"{v}{k}" for k, v in cost.items() if v) or "free"
+                actions.append(
+                    Action(
+                        f"route:{prefix}{end}:{price}",
+                        "move",
+                        {"figure": fig, "to": end, "steps": steps, "path": list(walked), "cost": cost},
+                    )
                 )
-            )
         return actions
 
     def _resolve_move(self, seat: int, effect: dict[str, Any], action: Action) -> None:
@@ -1546,16 +1602,19 @@ class Mp2State(GameState):
         path = [str(n) for n in details["path"]]
         self._pay(seat, details["cost"])
         figures = list(self.figures[seat])
-        figures[fig] = path[-1]
+        figures[fig] = str(details["to"])
         self.figures[seat] = figures
-        effect["left"] = int(effect["left"]) - 1
-        effect["taken"] = int(effect["taken"]) + 1
-        if fig not in effect["moved"]:
-            effect["moved"] = [*effect["moved"], fig]
+        effect["left"] = int(effect["left"]) - int(details["steps"])
+        effect["taken"] = int(effect["taken"]) + int(details["steps"])
+        effect["moved"] = [*effect["moved"], fig]
         effect["entered"] = [*effect["entered"], *path]
-        effect["oases"] = [*effect["oases"], *(n for n in path if n in OASES and n not in effect["oases"])]
-        self._log({"event": "step", "seat": seat, "figure": fig, "path": path, "cost": dict(details["cost"])})
-        if int(effect["left"]) <= 0 or not self._steps(seat, effect["per"], {}):
+        effect["oases"] = [
+            *effect["oases"],
+            *dict.fromkeys(n for n in path if n in OASES and n not in effect["oases"]),
+        ]
+        self._log({"event": "move", "seat": seat, "figure": fig, "path": path, "cost": dict(details["cost"])})
+        others = [f for f in range(len(self.figures[seat])) if f not in effect["moved"]]
+        if int(effect["left"]) <= 0 or not others or not self._steps(seat, effect["per"], {}):
             self.pending.pop(0)
             self._finish_move(effect)
 

@@ -97,3 +97,24 @@ def zero(state: Mp2State, seat: int, **holdings: int) -> None:
         state.res[seat][name] = 0
     state.res[seat].update(holdings)
     fresh(state)
+
+
+def routes(state: Mp2State, end: str, figure: int | None = None) -> list[dict[str, Any]]:
+    """The offered movements (their details) ending in `end` (for one figure, if given)."""
+    fresh(state)
+    seat = state.current_seats()[0]
+    return [
+        dict(a.details, id=a.id)
+        for a in state.legal_actions(seat)
+        if a.kind == "move"
+        and a.details.get("to") == end
+        and (figure is None or a.details["figure"] == figure)
+    ]
+
+
+def go(state: Mp2State, end: str, figure: int | None = None) -> dict[str, Any]:
+    """Take the first (cheapest) offered movement ending in `end`; return its details."""
+    found = routes(state, end, figure)
+    assert found, f"no movement to {end} offered: {ids(state)}"
+    act(state, found[0]["id"])
+    return found[0]

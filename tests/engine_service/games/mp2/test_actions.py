@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine_service.games.base import IllegalAction
-from tests.engine_service.games.mp2.helpers import act, clear_turn, ids, settle, start, zero
+from tests.engine_service.games.mp2.helpers import act, clear_turn, go, ids, routes, settle, start, zero
 
 
 def test_fallback_first_and_bag_counts_as_the_action_when_nothing_can_be_placed() -> None:
@@ -82,7 +82,7 @@ def test_guild_seals_by_tier_and_the_sea_routes_they_open() -> None:
     state.figures[0] = ["PAG"]
     zero(state, 0, coins=10, camels=3)
     act(state, "place:travel1:c1")
-    assert "step:FUZ" in ids(state)  # R47, spicer sea route
+    assert routes(state, "FUZ")  # R47, spicer sea route
 
 
 def test_travel_posts_bonuses_and_first_player() -> None:
@@ -91,8 +91,7 @@ def test_travel_posts_bonuses_and_first_player() -> None:
     state.markers["FUZ"] = "CB1"
     zero(state, 1, coins=20, camels=10)
     act(state, "place:travel2:c2+c2")
-    act(state, "step:XIA")
-    act(state, "step:OG")
+    assert go(state, "OG")["path"] == ["XIA", "OG"]
     assert not state.pending or state.pending[0]["t"] != "move"
     settle(state)
     assert state.posts[1] == [] or "XIA" not in state.posts[1]  # only the end location gets a post
@@ -109,9 +108,7 @@ def test_upper_travel_gives_an_extra_post_in_a_city_passed() -> None:
     clear_turn(state, 0, ["c3", "c3", "c3"])
     zero(state, 0, coins=30, camels=10, jade=2)
     act(state, "place:travel3:c3+c3+c3")
-    act(state, "step:XIA")
-    act(state, "step:CHE")
-    act(state, "step:DAL")
+    assert go(state, "DAL")["path"] == ["XIA", "CHE", "DAL"]
     assert ids(state) == ["extra:none", "extra:CHE", "extra:XIA"]
     act(state, "extra:CHE")
     settle(state)

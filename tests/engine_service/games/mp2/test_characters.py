@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine_service.games.mp2.scoring import contract_counts, shield_count
-from tests.engine_service.games.mp2.helpers import act, clear_turn, ids, settle, start, zero
+from tests.engine_service.games.mp2.helpers import act, clear_turn, go, ids, routes, settle, start, zero
 
 
 def test_mongke_ending_on_an_oasis_is_a_step_and_scores_it() -> None:
@@ -12,8 +12,8 @@ def test_mongke_ending_on_an_oasis_is_a_step_and_scores_it() -> None:
     state.figures[0] = ["XIA"]
     zero(state, 0, coins=10, camels=5)
     act(state, "place:travel1:c1")
-    assert "step:OG" in ids(state) and "step:OG-FUZ" in ids(state)
-    act(state, "step:OG")
+    assert "route:OG:3coins+1camels" in ids(state) and "route:FUZ:4coins+2camels" in ids(state)
+    act(state, "route:OG:3coins+1camels")
     assert state.figures[0] == ["OG"] and state.res[0]["vp"] == 3
     act(state, "oasis:0coins+1camels")
     assert state.res[0]["coins"] == 10 - 2 - 3 and state.res[0]["camels"] == 5 - 1 + 1
@@ -52,9 +52,9 @@ def test_mailin_has_two_figures_splits_a_travel_and_doubles_one_bonus() -> None:
     clear_turn(state, 0, ["c3", "c3"])
     zero(state, 0, coins=20, camels=10)
     act(state, "place:travel2:c3+c3")
-    act(state, "step:f1:XIA")
-    act(state, "step:f2:KAR")
-    act(state, "stop")
+    go(state, "XIA", figure=0)
+    assert ids(state)[0] == "stop" and routes(state, "KAR", figure=1)  # the other figure may go on
+    go(state, "KAR", figure=1)
     settle(state)
     assert state.figures[0] == ["XIA", "KAR"] and set(state.posts[0]) == {"XIA", "KAR"}
     # round start: every bonus once, the chosen one twice
@@ -74,7 +74,7 @@ def test_filippo_takes_other_players_outposts_and_uses_them_later() -> None:
     state.outposts["KAR"] = "OP06"  # 6 coins
     zero(state, 0, coins=10, camels=2)
     act(state, "place:travel1:c1")
-    act(state, "step:KAR")
+    go(state, "KAR")
     settle(state)
     assert (
         state.res[0]["coins"] == 10 - 2 + 6
@@ -121,7 +121,7 @@ def test_gantulga_uses_only_the_lower_travel_and_pays_no_coin_or_camel_route_cos
     travel = [a for a in ids(state) if ":travel" in a]
     assert travel and all(a.startswith("place:travel1:") for a in travel)
     act(state, "place:travel1:c6")
-    act(state, "step:KIN")  # 2 coins + 1 camel on the map: free for Gantulga
+    assert go(state, "KIN")["id"] == "route:KIN:free"  # 2 coins + 1 camel on the map: free for Gantulga
     assert state.res[0]["coins"] == 0 and state.res[0]["camels"] == 0
     assert state.next_first == 0 and state.travel_rank == 1
 

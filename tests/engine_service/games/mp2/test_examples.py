@@ -6,7 +6,7 @@ import itertools
 from collections import deque
 
 from engine_service.games.mp2.tables import NEIGHBOURS, NODES, OASES, ROUTE_ID, ROUTE_SEAL, ROUTES
-from tests.engine_service.games.mp2.helpers import act, clear_turn, ids, start, zero
+from tests.engine_service.games.mp2.helpers import act, clear_turn, go, ids, start, zero
 
 
 def _shortest(start_node: str, seals: set[str]) -> dict[str, tuple[int, list[list[str]]]]:
@@ -54,9 +54,9 @@ def test_mongke_moves_xian_to_jaipur_in_two_steps_scoring_the_two_oases() -> Non
     state.figures[seat] = ["XIA"]
     zero(state, seat, coins=20, camels=10)
     act(state, "place:travel2:c2+c2")
-    assert "step:OG-FUZ" in ids(state)
-    act(state, "step:OG-FUZ")
-    act(state, "step:OH-JAI")  # the second and last step: the movement ends in Jaipur
+    route = go(state, "JAI")  # oases are free of steps for him: Xian -> Fuzhou -> Jaipur is 2 steps
+    assert route["steps"] == 2 and route["path"] == ["OG", "FUZ", "OH", "JAI"]
+    assert route["id"] == "route:JAI:8coins+4camels"
     assert state.figures[seat] == ["JAI"]
     assert state.res[seat]["coins"] == 20 - 8 and state.res[seat]["camels"] == 10 - 4
     assert "JAI" in state.posts[seat]
@@ -75,7 +75,7 @@ def test_gantulga_pagan_to_kabul_pays_only_the_jade() -> None:
     zero(state, 0, coins=2, jade=1)
     assert "place:travel2:c3" not in " ".join(ids(state))  # Gantulga: only the lower Travel space
     act(state, "place:travel1:c3")
-    act(state, "step:KAB")
+    assert go(state, "KAB")["id"] == "route:KAB:1jade"
     assert state.figures[0] == ["KAB"]
     assert state.res[0]["coins"] == 0 and state.res[0]["jade"] == 0 and state.res[0]["camels"] == 0
 
