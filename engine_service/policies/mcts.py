@@ -1,10 +1,18 @@
-"""The `mcts` house bot: single-observer information-set Monte Carlo tree search (Cowling et al., 2012).
+"""The `mcts` house bot: single-observer information-set Monte Carlo tree search (Cowling et al., 2012)
+guided by the game's heuristic.
 
 Every iteration draws a fresh determinisation from the bot's own observation (`GameSpec.sample_state`:
 other hands and the deck order sampled consistently with what the seat knows), descends one shared tree
-keyed by action ids with UCB1 over availability counts, plays a short random rollout and scores the
-position with the game's heuristic (a win probability against the best opponent). It never reads the true
-state. The budget is a number of iterations, so its play is deterministic for a seed.
+keyed by action ids, plays a short random rollout and scores the position with the game's heuristic: each
+seat's value minus its best rival's. It never reads the true state.
+
+Two things keep it strong when the heuristic's differences are small or the branching is wide:
+- the root's actions get priors from a one-step look at the heuristic (what `greedy` would see), used with
+  PUCT selection (AlphaZero-style), so with few visits it plays like greedy and the search corrects it;
+- node values are normalised by the range of values in the tree (MuZero-style min-max), so the exploration
+  constant means the same in every game whatever its scoring scale.
+Below the root, selection is UCB1 over availability counts. The budget is a number of iterations, so its
+play is deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -24,7 +32,26 @@ class _Node:
         self.children: dict[str, _Node] = {}
         self.visits = 0
         self.available = 0
-        self.total = 0.0  # summed reward of the seat that chose the action leading here
+        self.total = 0.0  # summed raw reward of the seat that chose the action leading here
+
+
+class _Bounds:
+    """The range of node values (mean rewards) in this tree, to normalise values into [0, 1]."""
+
+    __slots__ = ("high", "low")
+
+    def __init__(self) -> None:
+        self.low = math.inf
+        self.high = -math.inf
+
+    def update(self, value: float) -> None:
+        self.low = min(self.low, value)
+        self.high = max(self.high, value)
+
+    def normalise(self, value: float) -> float:
+        if self.high - self.low < 1e-9:
+            return 0.5
+        return (value - self.low) / (self.high - self.low)
 
 
 class MctsPolicy(Policy):
@@ -35,62 +62,105 @@ class MctsPolicy(Policy):
         seed: int = 0,
         *,
         iterations: int = 120,
-        rollout_depth: int = 6,
+        rollout_depth: int = 4,
         exploration: float = 0.7,
-        temperature: float = 2.0,
+        prior_weight: float = 1.0,
     ) -> None:
         super().__init__(seed)
         self.iterations = iterations
         self.rollout_depth = rollout_depth
         self.exploration = exploration
-        self.temperature = temperature
+        self.prior_weight = prior_weight
 
     def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
         if len(legal_actions) == 1:
             return legal_actions[0].id
         spec = get_game(str(observation["game_id"]))
+        seat = int(observation["seat"])
+        priors = self._priors(spec, observation, seat, legal_actions)
         root = _Node()
+        bounds = _Bounds()
         for _ in range(self.iterations):
-            self._iterate(spec, observation, root)
-        best = max(legal_actions, key=lambda a: root.children[a.id].visits if a.id in root.children else -1)
-        return best.id
+            self._iterate(spec, observation, root, priors, bounds)
+        return max(
+            legal_actions,
+            key=lambda a: (root.children[a.id].visits if a.id in root.children else -1, priors[a.id]),
+        ).id
 
-    def _iterate(self, spec: GameSpec, observation: Mapping[str, Any], root: _Node) -> None:
+    def _priors(
+        self, spec: GameSpec, observation: Mapping[str, Any], seat: int, legal_actions: Sequence[Action]
+    ) -> dict[str, float]:
+        """A softmax of the one-step heuristic over the root's actions (its temperature set by their spread),
+        mixed half and half with a uniform prior."""
+        base = spec.sample_state(observation, self.rng)
+        values = {}
+        for action in legal_actions:
+            trial = base.clone()
+            trial.apply(seat, action.id)
+            values[action.id] = spec.heuristic(trial, seat)
+        best, worst = max(values.values()), min(values.values())
+        temperature = max((best - worst) / 2, 1e-6)
+        weights = {a: math.exp((v - best) / temperature) for a, v in values.items()}
+        total = sum(weights.values())
+        uniform = 1 / len(values)
+        # Half uniform: narrow decisions are still explored fully; wide ones follow the heuristic first.
+        return {a: 0.5 * w / total + 0.5 * uniform for a, w in weights.items()}
+
+    def _iterate(
+        self,
+        spec: GameSpec,
+        observation: Mapping[str, Any],
+        root: _Node,
+        priors: dict[str, float],
+        bounds: _Bounds,
+    ) -> None:
         state = spec.sample_state(observation, self.rng)
         node = root
         path: list[tuple[_Node, int]] = []
         while not state.is_over():
             actor = state.current_seats()[0]
             actions = state.legal_actions(actor)
-            untried = [a for a in actions if a.id not in node.children]
             for action in actions:
                 child = node.children.get(action.id)
                 if child is not None:
                     child.available += 1
-            if untried:
-                action = self.rng.choice(untried)
-                child = _Node()
+            if node is root:
+                action = max(actions, key=lambda a: self._puct(root, a.id, priors, bounds))
+            else:
+                untried = [a for a in actions if a.id not in node.children]
+                if untried:
+                    action = self.rng.choice(untried)
+                else:
+                    log_total = math.log(max(1, node.visits))
+                    action = max(actions, key=lambda a: self._ucb(node.children[a.id], log_total, bounds))
+            child = node.children.get(action.id)
+            expanded = child is None
+            if child is None:
+                child = node.children[action.id] = _Node()
                 child.available = 1
-                node.children[action.id] = child
-                state.apply(actor, action.id)
-                path.append((child, actor))
-                break
-            log_total = math.log(max(1, node.visits))
-            action = max(actions, key=lambda a: self._ucb(node.children[a.id], log_total))
-            node = node.children[action.id]
             state.apply(actor, action.id)
-            path.append((node, actor))
+            path.append((child, actor))
+            node = child
+            if expanded:
+                break
         self._rollout(state)
         rewards = self._rewards(spec, state)
         root.visits += 1
         for visited, actor in path:
             visited.visits += 1
             visited.total += rewards[actor]
+            bounds.update(visited.total / visited.visits)
 
-    def _ucb(self, child: _Node, log_total: float) -> float:
+    def _puct(self, root: _Node, action_id: str, priors: dict[str, float], bounds: _Bounds) -> float:
+        child = root.children.get(action_id)
+        visits = child.visits if child is not None else 0
+        value = bounds.normalise(child.total / visits) if child is not None and visits else 0.0
+        return value + self.prior_weight * priors[action_id] * math.sqrt(root.visits + 1) / (1 + visits)
+
+    def _ucb(self, child: _Node, log_total: float, bounds: _Bounds) -> float:
         if child.visits == 0:
-            return float("inf")
-        return child.total / child.visits + self.exploration * math.sqrt(
+            return math.inf
+        return bounds.normalise(child.total / child.visits) + self.exploration * math.sqrt(
             math.log(max(1, child.available)) / child.visits
         )
 
@@ -102,13 +172,7 @@ class MctsPolicy(Policy):
             state.apply(actor, self.rng.choice(state.legal_actions(actor)).id)
 
     def _rewards(self, spec: GameSpec, state: GameState) -> list[float]:
+        """Each seat's heuristic value minus its best rival's (raw; normalised at selection)."""
         n = state.num_players
-        if state.is_over():
-            ranks = state.result().ranks
-            return [1.0 - (ranks[s] - 1) / max(1, n - 1) for s in range(n)]
         values = [spec.heuristic(state, s) for s in range(n)]
-        rewards = []
-        for s in range(n):
-            rival = max(values[o] for o in range(n) if o != s)
-            rewards.append(1.0 / (1.0 + math.exp(-(values[s] - rival) / self.temperature)))
-        return rewards
+        return [values[s] - max(values[o] for o in range(n) if o != s) for s in range(n)]
