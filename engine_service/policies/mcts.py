@@ -3,8 +3,9 @@ guided by the game's heuristic.
 
 Every iteration draws a fresh determinisation from the bot's own observation (`GameSpec.sample_state`:
 other hands and the deck order sampled consistently with what the seat knows), descends one shared tree
-keyed by action ids, plays a short random rollout and scores the position with the game's heuristic: each
-seat's value minus its best rival's. It never reads the true state.
+keyed by action ids, completes the last mover's compound turn greedily, plays a short random rollout and
+scores the position with the game's heuristic: each seat's value minus its best rival's. It never reads the
+true state.
 
 Two things keep it strong when the heuristic's differences are small or the branching is wide:
 - the root's actions get priors from a one-step look at the heuristic (what `greedy` would see), used with
@@ -65,12 +66,14 @@ class MctsPolicy(Policy):
         rollout_depth: int = 4,
         exploration: float = 0.7,
         prior_weight: float = 1.0,
+        turn_steps: int = 8,
     ) -> None:
         super().__init__(seed)
         self.iterations = iterations
         self.rollout_depth = rollout_depth
         self.exploration = exploration
         self.prior_weight = prior_weight
+        self.turn_steps = turn_steps
 
     def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
         if len(legal_actions) == 1:
@@ -143,6 +146,8 @@ class MctsPolicy(Policy):
             node = child
             if expanded:
                 break
+        if path:
+            self._finish_turn(spec, state, path[-1][1])
         self._rollout(state)
         rewards = self._rewards(spec, state)
         root.visits += 1
@@ -163,6 +168,25 @@ class MctsPolicy(Policy):
         return bounds.normalise(child.total / child.visits) + self.exploration * math.sqrt(
             math.log(max(1, child.available)) / child.visits
         )
+
+    def _finish_turn(self, spec: GameSpec, state: GameState, actor: int) -> None:
+        """Complete `actor`'s compound turn greedily (a placement is only as good as the choices that follow
+        it), at most `turn_steps` decisions."""
+        for _ in range(self.turn_steps):
+            if state.is_over() or state.current_seats()[0] != actor:
+                return
+            actions = state.legal_actions(actor)
+            if len(actions) == 1:
+                state.apply(actor, actions[0].id)
+                continue
+            best, best_value = actions[0], -math.inf
+            for action in actions:
+                trial = state.clone()
+                trial.apply(actor, action.id)
+                value = spec.heuristic(trial, actor)
+                if value > best_value:
+                    best, best_value = action, value
+            state.apply(actor, best.id)
 
     def _rollout(self, state: GameState) -> None:
         for _ in range(self.rollout_depth):
