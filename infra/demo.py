@@ -33,11 +33,24 @@ from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-GAME = "expedition-v1"
-PLAYER_COUNTS = (2, 3, 4)
+# Expedition at every table size, and each further registered game at 3 players.
+FIRST_GAME = "expedition-v1"
+FIRST_GAME_PLAYER_COUNTS = (2, 3, 4)
+OTHER_GAMES_PLAYERS = 3
 HOUSE_POLICIES = ("random", "greedy", "mcts:25")
 DEMO_USER = "demo"
 DEMO_PASSWORD = "caravanserai-demo"
+
+
+def demo_ladders() -> list[tuple[str, int]]:
+    """(game id, players) of the demo's ladders."""
+    from engine_service.games import list_games
+
+    ladders = [(FIRST_GAME, n) for n in FIRST_GAME_PLAYER_COUNTS]
+    for spec in list_games():
+        if spec.game_id != FIRST_GAME and spec.min_players <= OTHER_GAMES_PLAYERS <= spec.max_players:
+            ladders.append((spec.game_id, OTHER_GAMES_PLAYERS))
+    return ladders
 
 
 def free_port() -> int:
@@ -153,10 +166,10 @@ class Demo:
 
         self.say(f"database: SQLite under {self.var} (migrating)")
         call_command("migrate", verbosity=0, interactive=False)
-        for n in PLAYER_COUNTS:
-            slug = f"{GAME}-{n}p"
+        for game_id, n in demo_ladders():
+            slug = f"{game_id}-{n}p"
             if not Ladder.objects.filter(slug=slug).exists():
-                ladder_create(game_id=GAME, num_players=n, slug=slug)
+                ladder_create(game_id=game_id, num_players=n, slug=slug)
         for policy in HOUSE_POLICIES:
             house_bot_ensure(policy=policy)
         user_model = get_user_model()
@@ -171,9 +184,9 @@ class Demo:
                 bot, token = bot_create(
                     owner=user,
                     name=name,
-                    games=[GAME],
+                    games=sorted({game_id for game_id, _ in demo_ladders()}),
                     description="A demo bot started by `make demo`.",
-                    max_concurrent=2,
+                    max_concurrent=4,
                 )
             else:
                 bot, token = bot_token_rotate(bot_id=bot.pk, user=user)
@@ -295,8 +308,8 @@ class Demo:
         from ladder.ladders.models import Ladder
         from ladder.ratings.models import Rating
 
-        for ladder in Ladder.objects.filter(slug__in=[f"{GAME}-{n}p" for n in PLAYER_COUNTS]).order_by(
-            "num_players"
+        for ladder in Ladder.objects.filter(slug__in=[f"{g}-{n}p" for g, n in demo_ladders()]).order_by(
+            "game_id", "num_players"
         ):
             top = Rating.objects.filter(ladder=ladder, games__gt=0).select_related("bot").order_by("-elo")[:6]
             row = "  ".join(f"{r.bot.name} {r.elo:.0f} ({r.games})" for r in top) or "no rated bots yet"
@@ -306,8 +319,8 @@ class Demo:
         base = f"http://127.0.0.1:{self.web_port}"
         self.say("")
         self.say(f"  ladders        {base}/")
-        for n in PLAYER_COUNTS:
-            self.say(f"  leaderboard    {base}/ladders/{GAME}-{n}p/")
+        for game_id, n in demo_ladders():
+            self.say(f"  leaderboard    {base}/ladders/{game_id}-{n}p/")
         self.say(f"  matches        {base}/matches/")
         self.say(f"  tournaments    {base}/tournaments/")
         self.say(f"  REST API       {base}/api/v1/  (docs {base}/api/v1/docs/)")
