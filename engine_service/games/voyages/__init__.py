@@ -76,6 +76,7 @@ from engine_service.games.voyages.tables import CHARACTERS, CONTRACTS, GOALS, NO
 
 class VoyagesSpec(GameSpec):
     game_id = "voyages-v1"
+    state_class = VoyagesState
     name = "The Voyages of Marco Polo"
     min_players = 2
     max_players = 4
@@ -116,14 +117,6 @@ class VoyagesSpec(GameSpec):
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState:
         state = VoyagesState(num_players=num_players, options=options, rng=rng)
         state.setup()
-        return state
-
-    def state_from_json(self, data: Mapping[str, Any]) -> GameState:
-        options = self.resolve_options(data.get("options"), int(data["num_players"]))
-        state = VoyagesState(num_players=int(data["num_players"]), options=options, rng=ChanceRng(0))
-        state.rng.state = int(data["rng"])
-        state.step = int(data["step"])
-        state.load_payload(data["state"])
         return state
 
     def sample_state(self, observation: Mapping[str, Any], rng: ChanceRng) -> GameState:
