@@ -96,6 +96,7 @@ from engine_service.games.rng import ChanceRng
 
 class Mp2Spec(GameSpec):
     game_id = "mp2-v1"
+    state_class = Mp2State
     name = "Marco Polo II: In the Service of the Khan"
     min_players = 2
     max_players = 4
@@ -142,14 +143,6 @@ class Mp2Spec(GameSpec):
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState:
         state = Mp2State(num_players=num_players, options=options, rng=rng)
         state.setup()
-        return state
-
-    def state_from_json(self, data: Mapping[str, Any]) -> GameState:
-        options = self.resolve_options(data.get("options"), int(data["num_players"]))
-        state = Mp2State(num_players=int(data["num_players"]), options=options, rng=ChanceRng(0))
-        state.rng.state = int(data["rng"])
-        state.step = int(data["step"])
-        state.load_payload(data["state"])
         return state
 
     def sample_state(self, observation: Mapping[str, Any], rng: ChanceRng) -> GameState:
