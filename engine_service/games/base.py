@@ -221,6 +221,7 @@ class GameSpec(ABC):
     options: tuple[OptionSpec, ...] = ()
     summary: str = ""
     turn_cap_note: str = ""
+    search_settings: Mapping[str, Any] = {}  # overrides of the `mcts` house bot's defaults for this game
 
     def resolve_options(self, options: Mapping[str, Any] | None, num_players: int) -> JsonDict:
         """Fill defaults and validate; raise `InvalidOptions` naming the bad option and what is allowed."""

@@ -13,7 +13,8 @@ Two things keep it strong when the heuristic's differences are small or the bran
 - node values are normalised by the range of values in the tree (MuZero-style min-max), so the exploration
   constant means the same in every game whatever its scoring scale.
 Below the root, selection is UCB1 over availability counts. The budget is a number of iterations, so its
-play is deterministic for a seed.
+play is deterministic for a seed. A game may tune the search with `GameSpec.search_settings` (for example
+`guided=False`: plain ISMCTS with random expansion, sigmoid win-probability rewards and no turn completion).
 """
 
 from __future__ import annotations
@@ -58,36 +59,54 @@ class _Bounds:
 class MctsPolicy(Policy):
     name = "mcts"
 
-    def __init__(
-        self,
-        seed: int = 0,
-        *,
-        iterations: int = 120,
-        rollout_depth: int = 4,
-        exploration: float = 0.7,
-        prior_weight: float = 1.0,
-        turn_steps: int = 8,
-    ) -> None:
+    DEFAULTS: dict[str, Any] = {
+        "iterations": 120,
+        "rollout_depth": 4,
+        "exploration": 0.7,
+        "prior_weight": 1.0,
+        "turn_steps": 8,
+        "guided": True,  # root priors, normalised values and rival-relative rewards; False: plain ISMCTS
+        "temperature": 2.0,  # plain ISMCTS only: the sigmoid's scale for heuristic rewards
+    }
+
+    def __init__(self, seed: int = 0, **params: Any) -> None:
+        """`params` override `DEFAULTS`, and take precedence over a game's `GameSpec.search_settings`."""
         super().__init__(seed)
-        self.iterations = iterations
-        self.rollout_depth = rollout_depth
-        self.exploration = exploration
-        self.prior_weight = prior_weight
-        self.turn_steps = turn_steps
+        unknown = sorted(set(params) - set(self.DEFAULTS))
+        if unknown:
+            raise ValueError(
+                f"unknown mcts parameter(s) {', '.join(unknown)}; known: {', '.join(self.DEFAULTS)}"
+            )
+        self.explicit = dict(params)
+        self._configure({})
+
+    def _configure(self, game_settings: Mapping[str, Any]) -> None:
+        settings = {**self.DEFAULTS, **game_settings, **self.explicit}
+        self.iterations = int(settings["iterations"])
+        self.rollout_depth = int(settings["rollout_depth"])
+        self.exploration = float(settings["exploration"])
+        self.prior_weight = float(settings["prior_weight"])
+        self.turn_steps = int(settings["turn_steps"])
+        self.guided = bool(settings["guided"])
+        self.temperature = float(settings["temperature"])
 
     def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
         if len(legal_actions) == 1:
             return legal_actions[0].id
         spec = get_game(str(observation["game_id"]))
+        self._configure(spec.search_settings)
         seat = int(observation["seat"])
-        priors = self._priors(spec, observation, seat, legal_actions)
+        priors = self._priors(spec, observation, seat, legal_actions) if self.guided else None
         root = _Node()
         bounds = _Bounds()
         for _ in range(self.iterations):
             self._iterate(spec, observation, root, priors, bounds)
         return max(
             legal_actions,
-            key=lambda a: (root.children[a.id].visits if a.id in root.children else -1, priors[a.id]),
+            key=lambda a: (
+                root.children[a.id].visits if a.id in root.children else -1,
+                priors[a.id] if priors is not None else 0.0,
+            ),
         ).id
 
     def _priors(
@@ -114,7 +133,7 @@ class MctsPolicy(Policy):
         spec: GameSpec,
         observation: Mapping[str, Any],
         root: _Node,
-        priors: dict[str, float],
+        priors: dict[str, float] | None,
         bounds: _Bounds,
     ) -> None:
         state = spec.sample_state(observation, self.rng)
@@ -127,7 +146,7 @@ class MctsPolicy(Policy):
                 child = node.children.get(action.id)
                 if child is not None:
                     child.available += 1
-            if node is root:
+            if node is root and priors is not None:
                 action = max(actions, key=lambda a: self._puct(root, a.id, priors, bounds))
             else:
                 untried = [a for a in actions if a.id not in node.children]
@@ -146,7 +165,7 @@ class MctsPolicy(Policy):
             node = child
             if expanded:
                 break
-        if path:
+        if path and self.turn_steps:
             self._finish_turn(spec, state, path[-1][1])
         self._rollout(state)
         rewards = self._rewards(spec, state)
@@ -165,7 +184,8 @@ class MctsPolicy(Policy):
     def _ucb(self, child: _Node, log_total: float, bounds: _Bounds) -> float:
         if child.visits == 0:
             return math.inf
-        return bounds.normalise(child.total / child.visits) + self.exploration * math.sqrt(
+        value = child.total / child.visits
+        return (bounds.normalise(value) if self.guided else value) + self.exploration * math.sqrt(
             math.log(max(1, child.available)) / child.visits
         )
 
@@ -196,7 +216,14 @@ class MctsPolicy(Policy):
             state.apply(actor, self.rng.choice(state.legal_actions(actor)).id)
 
     def _rewards(self, spec: GameSpec, state: GameState) -> list[float]:
-        """Each seat's heuristic value minus its best rival's (raw; normalised at selection)."""
+        """Guided: each seat's heuristic value minus its best rival's (raw; normalised at selection).
+        Plain: the rank at the end, else a win probability against the best rival (a sigmoid)."""
         n = state.num_players
+        if not self.guided and state.is_over():
+            ranks = state.result().ranks
+            return [1.0 - (ranks[s] - 1) / max(1, n - 1) for s in range(n)]
         values = [spec.heuristic(state, s) for s in range(n)]
-        return [values[s] - max(values[o] for o in range(n) if o != s) for s in range(n)]
+        margins = [values[s] - max(values[o] for o in range(n) if o != s) for s in range(n)]
+        if self.guided:
+            return margins
+        return [1.0 / (1.0 + math.exp(-m / self.temperature)) for m in margins]

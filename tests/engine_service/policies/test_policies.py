@@ -37,3 +37,26 @@ def test_unknown_bots_are_refused_with_the_known_names(name: str) -> None:
     with pytest.raises(ValueError) as info:
         make_policy(name)
     assert "random" in str(info.value) or "mcts" in str(info.value)
+
+
+def test_search_settings_of_a_game_apply_unless_given_explicitly() -> None:
+    from engine_service.games import get_game
+
+    plain = get_game("mp2-v1").search_settings
+    assert plain["guided"] is False
+    default = MctsPolicy(1)
+    default._configure(plain)
+    assert default.guided is False and default.turn_steps == 0
+    explicit = MctsPolicy(1, guided=True)
+    explicit._configure(plain)
+    assert explicit.guided is True
+    with pytest.raises(ValueError, match="unknown mcts parameter"):
+        MctsPolicy(1, depth=3)
+
+
+def test_plain_search_plays_legal_moves() -> None:
+    state = make("mp2-v1", 3, 2, {"caravans": True})
+    seat = state.current_seats()[0]
+    legal = state.legal_actions(seat)
+    choice = MctsPolicy(4, iterations=10).choose(state.observation(seat), legal)
+    assert choice in {a.id for a in legal}
