@@ -97,8 +97,6 @@ from engine_service.games.rng import ChanceRng
 class Mp2Spec(GameSpec):
     game_id = "mp2-v1"
     state_class = Mp2State
-    # Plain ISMCTS plays this game better than the guided search (seeded series in bench/results).
-    search_settings = {"guided": False, "turn_steps": 0, "rollout_depth": 6}
     name = "Marco Polo II: In the Service of the Khan"
     min_players = 2
     max_players = 4

@@ -40,10 +40,7 @@ def test_unknown_bots_are_refused_with_the_known_names(name: str) -> None:
 
 
 def test_search_settings_of_a_game_apply_unless_given_explicitly() -> None:
-    from engine_service.games import get_game
-
-    plain = get_game("mp2-v1").search_settings
-    assert plain["guided"] is False
+    plain = {"guided": False, "turn_steps": 0}
     default = MctsPolicy(1)
     default._configure(plain)
     assert default.guided is False and default.turn_steps == 0
@@ -58,5 +55,5 @@ def test_plain_search_plays_legal_moves() -> None:
     state = make("mp2-v1", 3, 2, {"caravans": True})
     seat = state.current_seats()[0]
     legal = state.legal_actions(seat)
-    choice = MctsPolicy(4, iterations=10).choose(state.observation(seat), legal)
+    choice = MctsPolicy(4, iterations=10, guided=False, turn_steps=0).choose(state.observation(seat), legal)
     assert choice in {a.id for a in legal}
