@@ -8,4 +8,5 @@ Nothing here knows a particular game's data: games pass their tables in.
 - `dice`: dice tokens, dice placement on action spaces, the occupancy fee and the colour-once rule.
 - `routemap`: a map of nodes and routes with extra costs, and every distinct outcome of a walk on it.
 - `cardrow`: a face-up row that slides left when cards are taken, and face-down piles drawn from the top.
+- `effects`: the decision loop of a state driven by a stack of pending effects and a turn menu.
 """

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations, product
 from typing import Any
 
-from engine_service.games.base import Action, GameResult, GameState, JsonDict
+from engine_service.games.base import Action, GameResult, JsonDict
 from engine_service.games.common import cardrow
 from engine_service.games.common.dice import (
     COLOUR,
@@ -31,6 +31,7 @@ from engine_service.games.common.dice import (
     remove_tokens,
     roll,
 )
+from engine_service.games.common.effects import EffectStackState
 from engine_service.games.common.resources import can_afford_with, gain, max_times_with, pay_with
 from engine_service.games.mp2.scoring import final_scores
 from engine_service.games.mp2.tables import (
@@ -225,8 +226,11 @@ def _pareto_add(
     ways.append((cost, path))
 
 
-class Mp2State(GameState):
+class Mp2State(EffectStackState):
     """One game of Marco Polo II. Everything mutable lives in plain JSON-able attributes."""
+
+    CHOICE_EFFECTS = CHOICE_EFFECTS
+    STEP_CAP = STEP_CAP
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
@@ -526,52 +530,8 @@ class Mp2State(GameState):
         self.end_reason = reason
         self._log({"event": "game_end", "reason": reason})
 
-    # --- the decision loop ------------------------------------------------------------------------------
-    def current_seats(self) -> list[int]:
-        if self.phase == "over":
-            return []
-        if self.pending:
-            return [int(self.pending[0]["seat"])]
-        return [self.turn_seat]
-
-    def _legal_actions(self, seat: int) -> list[Action]:
-        if self.pending:
-            return self._effect_actions(self.pending[0])
-        return self._turn_actions(seat)
-
-    def _apply(self, seat: int, action: Action) -> None:
-        if self.pending:
-            self._resolve(self.pending[0], action)
-        else:
-            self._turn_apply(seat, action)
-        self._run()
-        if self.phase != "over" and self.step + 1 >= STEP_CAP:
-            self._finish("step_cap")
-
-    def _run(self) -> None:
-        """Resolve automatic effects and forced choices until a real decision (or the end) is reached."""
-        while self.phase != "over":
-            if self.pending:
-                effect = self.pending[0]
-                if effect["t"] not in CHOICE_EFFECTS:
-                    self.pending.pop(0)
-                    self._auto(effect)
-                    continue
-                actions = self._effect_actions(effect)
-                if not actions:
-                    self.pending.pop(0)
-                    self._abandon(effect)
-                    continue
-                if len(actions) == 1:
-                    self._resolve(effect, actions[0])
-                    continue
-                return
-            if self.phase != "play":
-                return
-            if not self.dice[self.turn_seat] and len(self._turn_actions(self.turn_seat)) == 1:
-                self._end_turn()
-                continue
-            return
+    def _turn_is_over(self, seat: int) -> bool:
+        return not self.dice[seat] and len(self._turn_actions(seat)) == 1
 
     def _abandon(self, effect: dict[str, Any]) -> None:
         """A choice effect with no possible action ends; movements still settle what was walked."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from engine_service.games.base import Action, GameResult, GameState, JsonDict
+from engine_service.games.base import Action, GameResult, JsonDict
 from engine_service.games.common import cardrow
 from engine_service.games.common.dice import (
     COLOUR,
@@ -29,6 +29,7 @@ from engine_service.games.common.dice import (
     roll,
     value_of,
 )
+from engine_service.games.common.effects import EffectStackState
 from engine_service.games.common.resources import can_afford, gain, max_times, pay
 from engine_service.games.rng import ChanceRng
 from engine_service.games.voyages.scoring import final_scores
@@ -130,8 +131,11 @@ def _can_give(res: Mapping[str, int], give: Mapping[str, int]) -> bool:
     return can_afford(res, {k: v for k, v in give.items() if k != "vp"})
 
 
-class VoyagesState(GameState):
+class VoyagesState(EffectStackState):
     """One game of The Voyages of Marco Polo. Everything mutable lives in plain JSON-able attributes."""
+
+    CHOICE_EFFECTS = CHOICE_EFFECTS
+    STEP_CAP = STEP_CAP
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
@@ -354,54 +358,7 @@ class VoyagesState(GameState):
         self.end_reason = reason
         self._log({"event": "game_end", "reason": reason})
 
-    # --- the decision loop ------------------------------------------------------------------------------
-    def current_seats(self) -> list[int]:
-        if self.phase == "over":
-            return []
-        if self.pending:
-            return [int(self.pending[0]["seat"])]
-        return [self.turn_seat]
-
-    def _legal_actions(self, seat: int) -> list[Action]:
-        if self.pending:
-            return self._effect_actions(self.pending[0])
-        return self._turn_actions(seat)
-
-    def _apply(self, seat: int, action: Action) -> None:
-        if self.pending:
-            self._resolve(self.pending[0], action)
-        else:
-            self._turn_apply(seat, action)
-        self._run()
-        if self.phase != "over" and self.step + 1 >= STEP_CAP:
-            self._finish("step_cap")
-
-    def _run(self) -> None:
-        """Resolve automatic effects and forced choices until a real decision (or the end) is reached."""
-        while self.phase != "over":
-            if self.pending:
-                effect = self.pending[0]
-                if effect["t"] not in CHOICE_EFFECTS:
-                    self.pending.pop(0)
-                    self._auto(effect)
-                    continue
-                actions = self._effect_actions(effect)
-                if not actions:
-                    self.pending.pop(0)
-                    continue
-                if len(actions) == 1:
-                    self._resolve(effect, actions[0])
-                    continue
-                return
-            if self.phase != "play":
-                return
-            seat = self.turn_seat
-            if self._only_end(seat):
-                self._end_turn()
-                continue
-            return
-
-    def _only_end(self, seat: int) -> bool:
+    def _turn_is_over(self, seat: int) -> bool:
         if self.dice[seat]:
             return False
         if self.res[seat]["camels"] >= 3 and self.black_left > 0 and not self.black_bought:
