@@ -10,7 +10,6 @@ automatic step (drawing, rolling, upkeep at sea, the end of a turn) until a deci
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -923,15 +922,8 @@ class DragondaState(GameState):
         "log",
     )
 
-    def _payload(self) -> JsonDict:
-        return {name: getattr(self, name) for name in self._FIELDS}
-
     def load_payload(self, payload: Mapping[str, Any]) -> None:
-        missing = [name for name in self._FIELDS if name not in payload]
-        if missing:
-            raise ValueError(f"dragonda state is missing {', '.join(missing)}")
-        for name in self._FIELDS:
-            setattr(self, name, copy.deepcopy(payload[name]))
+        super().load_payload(payload)
         self._validate()
 
     def _validate(self) -> None:

@@ -5,7 +5,6 @@ Pure: no Django, no gRPC, no clock, no global `random`; chance (shuffles) comes 
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
@@ -388,16 +387,6 @@ class ExpeditionState(GameState):
         "movement_over",
         "events",
     )
-
-    def _payload(self) -> JsonDict:
-        return {name: getattr(self, name) for name in self._FIELDS}
-
-    def load_payload(self, payload: Mapping[str, Any]) -> None:
-        missing = [name for name in self._FIELDS if name not in payload]
-        if missing:
-            raise ValueError(f"expedition state is missing {', '.join(missing)}")
-        for name in self._FIELDS:
-            setattr(self, name, copy.deepcopy(payload[name]))
 
     def clone(self) -> ExpeditionState:
         """A fast deep copy (search bots clone a lot); the cached legal list is shared, it is immutable."""

@@ -173,15 +173,6 @@ ISABELLA_PAIR = {
 MONGKE_OASIS_VP = 3
 
 
-def json_copy(value: Any) -> Any:
-    """A deep copy of plain JSON data (dicts, lists, scalars), much faster than `copy.deepcopy`."""
-    if isinstance(value, list):
-        return [json_copy(v) for v in value]
-    if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
-    return value
-
-
 def tok_value(tok: str) -> int:
     """A die token's value; a Donata figure token ("F<colour>") is a value-6 die."""
     return FIGURE_VALUE if tok[0] == "F" else int(tok[1:])
@@ -1895,16 +1886,6 @@ class Mp2State(EffectStackState):
         "end_reason",
         "final",
     )
-
-    def _payload(self) -> JsonDict:
-        return {name: json_copy(getattr(self, name)) for name in self._FIELDS}
-
-    def load_payload(self, payload: Mapping[str, Any]) -> None:
-        missing = [name for name in self._FIELDS if name not in payload]
-        if missing:
-            raise ValueError(f"mp2 state is missing {', '.join(missing)}")
-        for name in self._FIELDS:
-            setattr(self, name, json_copy(payload[name]))
 
     def clone(self) -> Mp2State:
         """A fast copy (search bots clone a lot): containers are copied one level below where they are

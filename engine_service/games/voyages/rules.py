@@ -113,15 +113,6 @@ CHOICE_EFFECTS = frozenset(
 GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
 
 
-def json_copy(data: Any) -> Any:
-    """A copy of plain JSON data (dicts, lists, scalars); much faster than `copy.deepcopy`."""
-    if isinstance(data, list):
-        return [json_copy(x) for x in data]
-    if isinstance(data, dict):
-        return {k: json_copy(v) for k, v in data.items()}
-    return data
-
-
 def _copy_effect(effect: Mapping[str, Any]) -> dict[str, Any]:
     return dict(effect)
 
@@ -1328,16 +1319,6 @@ class VoyagesState(EffectStackState):
         "end_reason",
         "final",
     )
-
-    def _payload(self) -> JsonDict:
-        return {name: json_copy(getattr(self, name)) for name in self._FIELDS}
-
-    def load_payload(self, payload: Mapping[str, Any]) -> None:
-        missing = [name for name in self._FIELDS if name not in payload]
-        if missing:
-            raise ValueError(f"voyages state is missing {', '.join(missing)}")
-        for name in self._FIELDS:
-            setattr(self, name, json_copy(payload[name]))
 
     def clone(self) -> VoyagesState:
         """A fast copy (search bots clone a lot): nested lists are copied one level below where they are
