@@ -15,6 +15,11 @@ Two things keep it strong when the heuristic's differences are small or the bran
 Below the root, selection is UCB1 over availability counts. The budget is a number of iterations, so its
 play is deterministic for a seed. A game may tune the search with `GameSpec.search_settings` (for example
 `guided=False`: plain ISMCTS with random expansion, sigmoid win-probability rewards and no turn completion).
+
+`method="rollout"` replaces the tree by a rollout algorithm over the greedy policy, for games whose long
+compound turns and wide dice-placement choices leave a 100-iteration tree too noisy to beat one-step
+greedy play: the best few actions by one-step value are simulated with every seat playing greedily until
+the bot moves again, compared in pairs on the same sampled states, and halved until one is left.
 """
 
 from __future__ import annotations
@@ -67,6 +72,9 @@ class MctsPolicy(Policy):
         "turn_steps": 8,
         "guided": True,  # root priors, normalised values and rival-relative rewards; False: plain ISMCTS
         "temperature": 2.0,  # plain ISMCTS only: the sigmoid's scale for heuristic rewards
+        "method": "tree",  # "tree": the ISMCTS above; "rollout": greedy-policy rollouts over the best candidates
+        "candidates": 6,  # rollout only: how many of the root's actions (best one-step value first) compete
+        "horizon": 24,  # rollout only: at most this many decisions simulated after the bot's own turn
     }
 
     def __init__(self, seed: int = 0, **params: Any) -> None:
@@ -89,6 +97,11 @@ class MctsPolicy(Policy):
         self.turn_steps = int(settings["turn_steps"])
         self.guided = bool(settings["guided"])
         self.temperature = float(settings["temperature"])
+        self.method = str(settings["method"])
+        if self.method not in ("tree", "rollout"):
+            raise ValueError(f"unknown mcts method {self.method!r}; known: tree, rollout")
+        self.candidates = int(settings["candidates"])
+        self.horizon = int(settings["horizon"])
 
     def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
         if len(legal_actions) == 1:
@@ -96,6 +109,8 @@ class MctsPolicy(Policy):
         spec = get_game(str(observation["game_id"]))
         self._configure(spec.search_settings)
         seat = int(observation["seat"])
+        if self.method == "rollout":
+            return self._choose_by_rollouts(spec, observation, seat, legal_actions)
         priors = self._priors(spec, observation, seat, legal_actions) if self.guided else None
         root = _Node()
         bounds = _Bounds()
@@ -109,17 +124,62 @@ class MctsPolicy(Policy):
             ),
         ).id
 
-    def _priors(
+    def _one_step_values(
         self, spec: GameSpec, observation: Mapping[str, Any], seat: int, legal_actions: Sequence[Action]
     ) -> dict[str, float]:
-        """A softmax of the one-step heuristic over the root's actions (its temperature set by their spread),
-        mixed half and half with a uniform prior."""
+        """What `greedy` sees: the heuristic after each legal action, on one sampled state."""
         base = spec.sample_state(observation, self.rng)
         values = {}
         for action in legal_actions:
             trial = base.clone()
             trial.apply(seat, action.id)
             values[action.id] = spec.heuristic(trial, seat)
+        return values
+
+    def _choose_by_rollouts(
+        self, spec: GameSpec, observation: Mapping[str, Any], seat: int, legal_actions: Sequence[Action]
+    ) -> str:
+        """A rollout algorithm over the greedy policy (Bertsekas): the `candidates` actions with the best
+        one-step values compete by sequential halving (Karnin et al., 2013). Each simulation applies the
+        action on a sampled state, completes the bot's turn greedily, lets every seat play greedily until the
+        bot is to move again (at most `horizon` decisions) and scores the bot's value minus its best rival's.
+        Every candidate of a round is simulated on the same sampled states (same hidden cards, same dice), so
+        they are compared on equal luck and every one is judged at the same moment of the game."""
+        values = self._one_step_values(spec, observation, seat, legal_actions)
+        order = sorted(values, key=lambda a: -values[a])
+        alive = order[: max(1, self.candidates)]
+        totals = dict.fromkeys(alive, 0.0)
+        rounds = max(1, len(alive).bit_length() - 1)  # halvings until one is left
+        while len(alive) > 1:
+            samples = max(1, self.iterations // (rounds * len(alive)))
+            for _ in range(samples):
+                base = spec.sample_state(observation, self.rng)
+                for action_id in alive:
+                    state = base.clone()
+                    state.apply(seat, action_id)
+                    totals[action_id] += self._simulate(spec, state, seat)
+            # Ties keep the better one-step value (the order of `alive`).
+            alive = sorted(alive, key=lambda a: -totals[a])[: max(1, len(alive) // 2)]
+        return alive[0]
+
+    def _simulate(self, spec: GameSpec, state: GameState, seat: int) -> float:
+        self._finish_turn(spec, state, seat, steps=max(self.turn_steps, self.horizon))
+        for _ in range(self.horizon):
+            if state.is_over():
+                break
+            actor = state.current_seats()[0]
+            if actor == seat:
+                break
+            state.apply(actor, self._greedy_action(spec, state, actor).id)
+        values = [spec.heuristic(state, s) for s in range(state.num_players)]
+        return values[seat] - max(values[o] for o in range(state.num_players) if o != seat)
+
+    def _priors(
+        self, spec: GameSpec, observation: Mapping[str, Any], seat: int, legal_actions: Sequence[Action]
+    ) -> dict[str, float]:
+        """A softmax of the one-step heuristic over the root's actions (its temperature set by their spread),
+        mixed half and half with a uniform prior."""
+        values = self._one_step_values(spec, observation, seat, legal_actions)
         best, worst = max(values.values()), min(values.values())
         temperature = max((best - worst) / 2, 1e-6)
         weights = {a: math.exp((v - best) / temperature) for a, v in values.items()}
@@ -189,24 +249,28 @@ class MctsPolicy(Policy):
             math.log(max(1, child.available)) / child.visits
         )
 
-    def _finish_turn(self, spec: GameSpec, state: GameState, actor: int) -> None:
+    def _finish_turn(self, spec: GameSpec, state: GameState, actor: int, steps: int | None = None) -> None:
         """Complete `actor`'s compound turn greedily (a placement is only as good as the choices that follow
         it), at most `turn_steps` decisions."""
-        for _ in range(self.turn_steps):
+        for _ in range(self.turn_steps if steps is None else steps):
             if state.is_over() or state.current_seats()[0] != actor:
                 return
-            actions = state.legal_actions(actor)
-            if len(actions) == 1:
-                state.apply(actor, actions[0].id)
-                continue
-            best, best_value = actions[0], -math.inf
-            for action in actions:
-                trial = state.clone()
-                trial.apply(actor, action.id)
-                value = spec.heuristic(trial, actor)
-                if value > best_value:
-                    best, best_value = action, value
-            state.apply(actor, best.id)
+            state.apply(actor, self._greedy_action(spec, state, actor).id)
+
+    @staticmethod
+    def _greedy_action(spec: GameSpec, state: GameState, actor: int) -> Action:
+        """The actor's legal action with the best heuristic value one step ahead (the first on ties)."""
+        actions = state.legal_actions(actor)
+        if len(actions) == 1:
+            return actions[0]
+        best, best_value = actions[0], -math.inf
+        for action in actions:
+            trial = state.clone()
+            trial.apply(actor, action.id)
+            value = spec.heuristic(trial, actor)
+            if value > best_value:
+                best, best_value = action, value
+        return best
 
     def _rollout(self, state: GameState) -> None:
         for _ in range(self.rollout_depth):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine_service.games import make
+from engine_service.games import get_game, make
 from engine_service.games.rng import ChanceRng
 from engine_service.policies import make_policy
 from engine_service.policies.mcts import MctsPolicy
@@ -57,3 +57,46 @@ def test_plain_search_plays_legal_moves() -> None:
     legal = state.legal_actions(seat)
     choice = MctsPolicy(4, iterations=10, guided=False, turn_steps=0).choose(state.observation(seat), legal)
     assert choice in {a.id for a in legal}
+
+
+@pytest.mark.parametrize(("game_id", "options"), [("mp2-v1", {"caravans": True}), ("dragonda-v1", {})])
+def test_rollout_search_plays_legal_moves_deterministically(game_id: str, options: dict[str, bool]) -> None:
+    state = make(game_id, 3, 11, options)
+    walker = ChanceRng(3)
+    choices = []
+    for _ in range(12):
+        seat = state.current_seats()[0]
+        legal = state.legal_actions(seat)
+        observation = state.observation(seat)
+        first = MctsPolicy(9, method="rollout", iterations=8, candidates=3).choose(observation, legal)
+        again = MctsPolicy(9, method="rollout", iterations=8, candidates=3).choose(observation, legal)
+        assert first == again and first in {a.id for a in legal}
+        choices.append(first)
+        state.apply(seat, walker.choice(legal).id)
+    assert len(choices) == 12
+
+
+def test_rollout_search_with_one_candidate_plays_the_best_one_step_action() -> None:
+    state = make("expedition-v1", 3, 4)
+    seat = state.current_seats()[0]
+    observation, legal = state.observation(seat), state.legal_actions(seat)
+    policy = MctsPolicy(2, method="rollout", candidates=1)
+    values = MctsPolicy(2)._one_step_values(get_game("expedition-v1"), observation, seat, legal)
+    assert values[policy.choose(observation, legal)] == max(values.values())
+
+
+def test_a_rollout_simulation_stops_when_the_bot_is_to_move_again() -> None:
+    spec = get_game("mp2-v1")
+    state = make("mp2-v1", 3, 5, {"caravans": True})
+    seat = state.current_seats()[0]
+    policy = MctsPolicy(1, method="rollout", horizon=200)
+    state.apply(seat, state.legal_actions(seat)[0].id)
+    margin = policy._simulate(spec, state, seat)
+    assert state.is_over() or state.current_seats()[0] == seat
+    values = [spec.heuristic(state, s) for s in range(3)]
+    assert margin == values[seat] - max(values[o] for o in range(3) if o != seat)
+
+
+def test_an_unknown_search_method_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown mcts method 'beam'"):
+        MctsPolicy(1, method="beam")
