@@ -165,11 +165,9 @@ class MctsPolicy(Policy):
     def _simulate(self, spec: GameSpec, state: GameState, seat: int) -> float:
         self._finish_turn(spec, state, seat, steps=max(self.turn_steps, self.horizon))
         for _ in range(self.horizon):
-            if state.is_over():
+            if state.is_over() or state.current_seats()[0] == seat:
                 break
             actor = state.current_seats()[0]
-            if actor == seat:
-                break
             state.apply(actor, self._greedy_action(spec, state, actor).id)
         values = [spec.heuristic(state, s) for s in range(state.num_players)]
         return values[seat] - max(values[o] for o in range(state.num_players) if o != seat)

@@ -50,7 +50,7 @@ not paid and costs 1 XP (XP never below 0); an unpayable upkeep on land forces g
 at a seat's next turn is void if one is already pending or its last turn was blocked; an own Event's stop
 blocks this turn unless the last turn was blocked; blocked turns still draw, trade and pay upkeep.
 
-Choices beyond the sources (the closing note of issue 8 lists them too):
+Choices beyond the sources:
 - Trading: within one trade step a good is either bought or sold, not both (a same-city round trip always
   loses 2 per piece), and purchases stop at the largest capacity that could carry them at the end of the turn
   (16 in a port, 12 elsewhere, the chosen means' capacity in the opening): this keeps every trade finite.
@@ -103,8 +103,8 @@ class DragondaSpec(GameSpec):
     )
     state_class = DragondaState
     turn_cap_note = f"{DEFAULT_ROUND_CAP} rounds by default (option round_cap); then the tie-break ranks"
-    # Greedy-policy rollouts beat the tree search here (bench/results/*-series-3p.json); 16 simulations.
-    search_settings = {"method": "rollout", "iterations": 16}
+    # Greedy-policy rollouts of the 3 best moves, 24 simulations (bench/results/dragonda-series-3p-seed*.json).
+    search_settings = {"method": "rollout", "iterations": 24, "candidates": 3}
 
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState:
         state = DragondaState(num_players=num_players, options=options, rng=rng)

@@ -136,7 +136,7 @@ class Mp2Spec(GameSpec):
         "Dice placement, contracts and travel across Asia for the Khan; 2-4 players; The Caravans option."
     )
     turn_cap_note = f"{STEP_CAP} decisions; then final scoring, reason step_cap"
-    # Greedy-policy rollouts beat the tree search here (bench/results/*-series-3p.json); 16 simulations.
+    # Greedy-policy rollouts of the 6 best moves, 16 simulations (bench/results/mp2-series-3p*.json).
     search_settings = {"method": "rollout", "iterations": 16}
 
     def option_variants(self, num_players: int) -> list[JsonDict]:

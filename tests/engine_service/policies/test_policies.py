@@ -86,14 +86,17 @@ def test_rollout_search_with_one_candidate_plays_the_best_one_step_action() -> N
 
 
 def test_a_rollout_simulation_stops_when_the_bot_is_to_move_again() -> None:
-    spec = get_game("mp2-v1")
-    state = make("mp2-v1", 3, 5, {"caravans": True})
-    seat = state.current_seats()[0]
-    policy = MctsPolicy(1, method="rollout", horizon=200)
-    state.apply(seat, state.legal_actions(seat)[0].id)
-    margin = policy._simulate(spec, state, seat)
-    assert state.is_over() or state.current_seats()[0] == seat
-    values = [spec.heuristic(state, s) for s in range(3)]
+    spec = get_game("dragonda-v1")
+    start = make("dragonda-v1", 3, 5)
+    for _ in range(30):  # into the race, where turns have real choices
+        actor = start.current_seats()[0]
+        start.apply(actor, start.legal_actions(actor)[-1].id)
+    seat = start.current_seats()[0]
+    start.apply(seat, start.legal_actions(seat)[0].id)
+    once = start.clone()
+    margin = MctsPolicy(1, method="rollout", horizon=200)._simulate(spec, once, seat)
+    assert not once.is_over() and once.current_seats()[0] == seat and once.step > start.step
+    values = [spec.heuristic(once, s) for s in range(3)]
     assert margin == values[seat] - max(values[o] for o in range(3) if o != seat)
 
 
