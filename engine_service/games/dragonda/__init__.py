@@ -103,8 +103,8 @@ class DragondaSpec(GameSpec):
     )
     state_class = DragondaState
     turn_cap_note = f"{DEFAULT_ROUND_CAP} rounds by default (option round_cap); then the tie-break ranks"
-    # Greedy-policy rollouts of the 3 best moves, 24 simulations (bench/results/dragonda-series-3p-seed*.json).
-    search_settings = {"method": "rollout", "iterations": 24, "candidates": 3}
+    # Greedy-policy rollouts of the 2 best moves, 32 simulations (bench/results/dragonda-series-3p-seed*.json).
+    search_settings = {"method": "rollout", "iterations": 32, "candidates": 2}
 
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState:
         state = DragondaState(num_players=num_players, options=options, rng=rng)
