@@ -16,10 +16,10 @@ Below the root, selection is UCB1 over availability counts. The budget is a numb
 play is deterministic for a seed. A game may tune the search with `GameSpec.search_settings` (for example
 `guided=False`: plain ISMCTS with random expansion, sigmoid win-probability rewards and no turn completion).
 
-`method="rollout"` replaces the tree by a rollout algorithm over the greedy policy, for games whose long
-compound turns and wide dice-placement choices leave a 100-iteration tree too noisy to beat one-step
-greedy play: the best few actions by one-step value are simulated with every seat playing greedily until
-the bot moves again, compared in pairs on the same sampled states, and halved until one is left.
+`method="rollout"` replaces the tree by a rollout algorithm over the greedy policy, for games where a
+100-iteration tree is too noisy to beat one-step greedy play (Marco Polo II, Dragonda): the best few actions
+by one-step value are simulated with every seat playing greedily until the bot moves again, compared on the
+same sampled states, and halved until one is left.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ class MctsPolicy(Policy):
 
     def _finish_turn(self, spec: GameSpec, state: GameState, actor: int, steps: int | None = None) -> None:
         """Complete `actor`'s compound turn greedily (a placement is only as good as the choices that follow
-        it), at most `turn_steps` decisions."""
+        it), at most `steps` decisions (`turn_steps` unless given)."""
         for _ in range(self.turn_steps if steps is None else steps):
             if state.is_over() or state.current_seats()[0] != actor:
                 return
