@@ -63,7 +63,6 @@ def test_plain_search_plays_legal_moves() -> None:
 def test_rollout_search_plays_legal_moves_deterministically(game_id: str, options: dict[str, bool]) -> None:
     state = make(game_id, 3, 11, options)
     walker = ChanceRng(3)
-    choices = []
     for _ in range(12):
         seat = state.current_seats()[0]
         legal = state.legal_actions(seat)
@@ -71,9 +70,7 @@ def test_rollout_search_plays_legal_moves_deterministically(game_id: str, option
         first = MctsPolicy(9, method="rollout", iterations=8, candidates=3).choose(observation, legal)
         again = MctsPolicy(9, method="rollout", iterations=8, candidates=3).choose(observation, legal)
         assert first == again and first in {a.id for a in legal}
-        choices.append(first)
         state.apply(seat, walker.choice(legal).id)
-    assert len(choices) == 12
 
 
 def test_rollout_search_with_one_candidate_plays_the_best_one_step_action() -> None:
