@@ -10,10 +10,14 @@ A match therefore always ends: games have a turn cap, and no decision waits past
 
 Remote seats (the gateway's relay) add three things: a "resign" fault forfeits like a disconnect; a
 "timeout" fault means the seat was given its decision time plus the whole bank and used it, so the bank is
-spent; time a seat spent waiting on the infrastructure (a gateway restart) is reported in
-`DecisionRequest.extra["excused_seconds"]` and not charged to the bot. `MatchAborted` from a seat is an
-infrastructure failure, not a bot fault: it propagates out of `run_match` so the caller retries the match,
-unrated. Seats may keep `incidents` (dicts with seat, step, kind, reason), copied into the record.
+spent; and the clock. A seat that measured the bot's thinking where the bot's stream is (the gateway, from
+its request written to its answer read) reports it in `DecisionRequest.extra["bot_seconds"]`, and that alone
+is charged: the worker's own delays (a busy process, the relay hop) never are. Other seats are timed here,
+less any `extra["excused_seconds"]` spent waiting on the infrastructure (a gateway restart).
+`MatchAborted` from a seat is an infrastructure failure, not a bot fault: it propagates out of `run_match`
+so the caller retries the match, unrated. So does one raised by `should_stop`, which the caller may pass to
+end a match between decisions (its lease lost, its time limit reached). Seats may keep `incidents` (dicts
+with seat, step, kind, reason), copied into the record.
 """
 
 from __future__ import annotations
@@ -60,7 +64,10 @@ def run_match(
     hash_every: int = 10,
     on_step: Callable[[GameState, MatchRecord], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    should_stop: Callable[[], str | None] | None = None,
 ) -> MatchRecord:
+    """Play the match to its end and return its record. `should_stop`, called before every decision, may
+    return a reason to abandon the match: `MatchAborted(reason)` is raised (an infrastructure failure)."""
     if len(seats) != num_players:
         raise ValueError(f"{num_players} players need {num_players} seats, got {len(seats)}")
     state = make(game_id, num_players, seed, options)
@@ -99,6 +106,9 @@ def run_match(
             _record_fault(record, Fault(info.seat, 0, fault.kind, fault.reason, forfeit=True))
 
     while not state.is_over():
+        stop_reason = should_stop() if should_stop is not None else None
+        if stop_reason:
+            raise MatchAborted(f"match stopped at step {state.step}: {stop_reason}")
         seat_index = state.current_seats()[0]
         legal = state.legal_actions(seat_index)
         fallback = legal[0].id
@@ -145,6 +155,14 @@ def _record_fault(record: MatchRecord, fault: Fault) -> None:
         record.forfeits.append(fault.seat)
 
 
+def _charged_seconds(request: DecisionRequest, measured_here: float) -> float:
+    """The bot's own time for a decision: the seat's measurement at the bot's stream when it has one, else
+    the referee's, less the time excused for infrastructure waits."""
+    if "bot_seconds" in request.extra:
+        return float(request.extra["bot_seconds"])
+    return measured_here - float(request.extra.get("excused_seconds", 0.0))
+
+
 def _ask(
     state: GameState,
     seat: Seat,
@@ -182,7 +200,7 @@ def _ask(
     except Exception as exc:  # a house policy bug is the bot's fault, never the match's end
         _record_fault(record, Fault(seat_index, step, "crash", f"{type(exc).__name__}: {exc}"))
         return None
-    elapsed = clock() - started - float(request.extra.get("excused_seconds", 0.0))
+    elapsed = _charged_seconds(request, clock() - started)
     overrun = elapsed - time_control.decision_seconds
     if overrun > 0:
         bank[seat_index] -= overrun

@@ -11,6 +11,7 @@ from engine_service.policies import make_policy
 from engine_service.referee import (
     DecisionRequest,
     HouseSeat,
+    MatchAborted,
     MatchRecord,
     ReplayMismatch,
     Seat,
@@ -164,3 +165,45 @@ def test_a_wrong_hash_names_the_first_differing_step() -> None:
     with pytest.raises(ReplayMismatch) as info:
         replay(record)
     assert info.value.step == 8
+
+
+class GatewayTimedSeat(Seat):
+    """Reports the bot's own thinking time, as a remote seat measured at the gateway does."""
+
+    def __init__(self, bot_seconds: float) -> None:
+        self.name = "gateway-timed"
+        self.bot_seconds = bot_seconds
+        self.policy = make_policy("random", seed=7)
+
+    def decide(self, request: DecisionRequest) -> str:
+        request.extra["bot_seconds"] = self.bot_seconds
+        return self.policy.choose(request.observation, request.legal_actions)
+
+
+def test_the_time_measured_at_the_bots_stream_is_charged_not_the_referees() -> None:
+    ticks: Iterator[float] = iter(float(t) for t in range(0, 100_000, 3))  # the worker is slow: 3 s a decision
+    fast_bot, slow_bot = GatewayTimedSeat(bot_seconds=0.5), GatewayTimedSeat(bot_seconds=2.5)
+
+    record = run_match(
+        GAME,
+        2,
+        5,
+        [fast_bot, slow_bot],
+        time_control=TimeControl(decision_seconds=1.0, time_bank_seconds=3.0, max_faults=1),
+        clock=lambda: next(ticks),
+    )
+    assert {f.seat for f in record.faults} == {1}  # 0.5 s of 1 s: never charged the worker's 3 s
+    timeout = record.faults[0]
+    assert timeout.kind == "timeout"
+    assert len([s for s, _ in record.actions[: timeout.step] if s == 1]) == 2  # 1.5 s over each time: bank 3 s
+
+
+def test_should_stop_abandons_the_match_between_decisions_as_an_infrastructure_failure() -> None:
+    calls = []
+
+    def stop_after_ten() -> str | None:
+        calls.append(1)
+        return "lease lost" if len(calls) > 10 else None
+
+    with pytest.raises(MatchAborted, match="step 10: lease lost"):
+        run_match(GAME, 2, 5, house(2), should_stop=stop_after_ten)
