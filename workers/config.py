@@ -9,12 +9,20 @@ fetch (BEGIN IMMEDIATE) so several worker processes and beat share it safely, an
 `celery-results.sqlite3` through Celery's database backend. Any `CELERY_<NAME>` Django setting overrides the
 computed value of `<name>` (for example CELERY_BROKER_URL).
 
+Pool: every worker runs Celery's threads pool. A match spends nearly all its time waiting on bots, so one
+process keeps CARAVANSERAI_MATCHES_PER_WORKER matches in flight (one thread each, idle while it waits); house
+bots that search decide in a separate pool of CARAVANSERAI_SEARCH_PROCESSES processes
+(`engine_service.referee.search_pool`). Worker count follows CPU, not the bots' think time.
+
 | Variable | Default | Meaning |
 |---|---|---|
 | REDIS_URL | unset | broker and result backend; unset: SQLite files under var/ |
+| CARAVANSERAI_MATCHES_PER_WORKER | 64 | matches one worker process plays at once (its threads) |
+| CARAVANSERAI_SEARCH_PROCESSES | cores | processes per worker for house bots that search (mcts); 0: in the match thread |
+| CARAVANSERAI_TASK_MAX_RETRIES | 30 | retries of one `run_match` message before it is dropped (the sweep re-sends the match) |
 | CARAVANSERAI_DECISION_SECONDS | 5 | decision time per move in ladder matches |
 | CARAVANSERAI_TIME_BANK_SECONDS | 30 | time bank per seat and match |
-| CARAVANSERAI_MATCH_SOFT_LIMIT | 1800 | seconds before a match task is stopped (infrastructure failure, retried) |
+| CARAVANSERAI_MATCH_SOFT_LIMIT | 1800 | seconds before a match is stopped between decisions (infrastructure failure, retried) |
 | CARAVANSERAI_RECONNECT_GRACE | 10 | seconds a remote seat waits, excused, for its bot after a gateway loss |
 | CARAVANSERAI_RETRY_BACKOFF | 5 | first retry delay after an infrastructure failure (doubles, max 300) |
 | CARAVANSERAI_LEASE_SECONDS | 15 | a running match's lease; a lost worker's match is free again after it |
@@ -67,15 +75,14 @@ class WorkerSettings:
     queued_resend_seconds: float = 300.0
     max_queued_per_ladder: int = 8
     duplicate_sets: bool = False
-
-    @property
-    def match_hard_limit(self) -> float:
-        return self.match_soft_limit + 60.0
+    matches_per_worker: int = 64
+    search_processes: int = 2
+    task_max_retries: int = 30
 
     @property
     def visibility_timeout(self) -> int:
         """Redis redelivers an unacknowledged task after this: longer than any match may run."""
-        return int(self.match_hard_limit * 2 + 600)
+        return int(self.match_soft_limit * 2 + 600)
 
     @staticmethod
     def from_env(env: Mapping[str, str] | None = None) -> WorkerSettings:
@@ -92,6 +99,9 @@ class WorkerSettings:
             queued_resend_seconds=_number(env, "CARAVANSERAI_QUEUED_RESEND_SECONDS", 300.0, minimum=5),
             max_queued_per_ladder=int(_number(env, "CARAVANSERAI_MAX_QUEUED_PER_LADDER", 8, minimum=1)),
             duplicate_sets=env.get("CARAVANSERAI_DUPLICATE_SETS", "").strip().lower() in {"1", "true", "yes"},
+            matches_per_worker=int(_number(env, "CARAVANSERAI_MATCHES_PER_WORKER", 64, minimum=1)),
+            search_processes=int(_number(env, "CARAVANSERAI_SEARCH_PROCESSES", os.cpu_count() or 2)),
+            task_max_retries=int(_number(env, "CARAVANSERAI_TASK_MAX_RETRIES", 30)),
         )
 
 
@@ -145,7 +155,8 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
-        "worker_max_tasks_per_child": 500,
+        "worker_pool": "threads",
+        "worker_concurrency": ws.matches_per_worker,
         "worker_send_task_events": True,
         "task_send_sent_event": True,
         "task_track_started": True,

@@ -5,6 +5,9 @@ third of its time to live; a process killed with SIGKILL stops renewing, so its 
 lease period, and no two processes ever play the same match at once. Two backends, same semantics: Redis
 (`SET NX PX` plus compare-and-renew scripts) when REDIS_URL is set, else a SQLite file under var/
 (`BEGIN IMMEDIATE` per operation). It must not import Django models or know about matches.
+
+Renewal: one thread per process renews all the leases held in it (a worker process holds one per match in
+flight). A renewal that finds the key gone or owned by another marks the lease `lost`; its holder stops.
 """
 
 from __future__ import annotations
@@ -137,9 +140,53 @@ def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+class _Renewer:
+    """One thread per process renews every lease held in it, each every third of its time to live, so a
+    process playing hundreds of matches runs one renewal thread, not hundreds."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[Lease, float]] = {}  # id(lease) -> (lease, next renewal, monotonic)
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._pid = 0
+
+    def add(self, lease: Lease) -> None:
+        with self._lock:
+            if self._pid != os.getpid():  # first use in this process (or after a fork)
+                self._pid, self._held = os.getpid(), {}
+                threading.Thread(target=self._run, name="lease-renewer", daemon=True).start()
+            self._held[id(lease)] = (lease, time.monotonic() + lease.ttl / 3)
+        self._wake.set()
+
+    def remove(self, lease: Lease) -> None:
+        with self._lock:
+            self._held.pop(id(lease), None)
+
+    def _due(self) -> tuple[list[Lease], float]:
+        now = time.monotonic()
+        with self._lock:
+            due = [lease for lease, at in self._held.values() if at <= now]
+            for lease in due:
+                self._held[id(lease)] = (lease, now + lease.ttl / 3)
+            upcoming = min((at for _, at in self._held.values()), default=now + 1.0)
+        return due, max(0.01, upcoming - now)
+
+    def _run(self) -> None:
+        while True:
+            due, wait = self._due()
+            for lease in due:
+                lease.renew_once()
+            self._wake.wait(wait)
+            self._wake.clear()
+
+
+_RENEWER = _Renewer()
+
+
 class Lease:
-    """`with Lease(key, ttl) as lease:` holds `key` while the block runs (renewed in a thread); `acquired`
-    says whether it was free. `lost` turns True if a renewal found another owner (the block should stop)."""
+    """`with Lease(key, ttl) as lease:` holds `key` while the block runs (renewed by the process's renewal
+    thread); `acquired` says whether it was free. `lost` turns True if a renewal found the key gone or owned
+    by another: the holder must stop (`run_match` abandons the match at its next decision)."""
 
     def __init__(self, key: str, ttl: float, leases: LeaseStore | None = None) -> None:
         self.key = key
@@ -148,29 +195,25 @@ class Lease:
         self.owner = new_owner()
         self.acquired = False
         self.lost = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> Lease:
         self.acquired = self.leases.acquire(self.key, self.owner, self.ttl)
         if self.acquired:
-            self._thread = threading.Thread(target=self._renew_loop, name=f"lease {self.key}", daemon=True)
-            self._thread.start()
+            _RENEWER.add(self)
         return self
 
-    def _renew_loop(self) -> None:
-        while not self._stop.wait(self.ttl / 3):
-            try:
-                if not self.leases.renew(self.key, self.owner, self.ttl):
-                    self.lost = True
-                    return
-            except Exception:  # a store hiccup: try again next period; the lease lasts three of them
-                continue
+    def renew_once(self) -> None:
+        if self.lost:
+            return
+        try:
+            if not self.leases.renew(self.key, self.owner, self.ttl):
+                self.lost = True
+                _RENEWER.remove(self)
+        except Exception:  # a store hiccup: try again next period; the lease lasts three of them
+            return
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
-        if self.acquired:
+        _RENEWER.remove(self)
+        if self.acquired and not self.lost:
             with contextlib.suppress(Exception):  # if the store is unreachable the lease expires by itself
                 self.leases.release(self.key, self.owner)

@@ -5,15 +5,23 @@
   it, the task looks again one lease period later, and does nothing once the match is finished;
 - `match_mark_running` says whether the match is still to be played (False: do nothing) and counts the
   attempt; `match_record_result` writes result, replay and ratings exactly once (False if already done).
-Infrastructure failures (no gateway alive, the session registry or the database unreachable, the soft time
-limit) go through `match_record_infrastructure_failure(retry=True)`: never rated; the task is retried with
-exponential backoff while attempts remain (the ladder's LADDER_MATCH_MAX_ATTEMPTS), and the match ends
-ERROR after that. Bot faults are the referee's business: recorded in the record, rated, with their reasons.
+Infrastructure failures (no gateway alive, the session registry or the database unreachable, from the
+first status read to the last write; the match's time limit) go through
+`match_record_infrastructure_failure(retry=True)`: never rated; the task is retried with exponential
+backoff while attempts remain (the ladder's LADDER_MATCH_MAX_ATTEMPTS), and the match ends ERROR after
+that. Every retry is bounded (CARAVANSERAI_TASK_MAX_RETRIES per message; past it the match is left to the
+sweep). A lost lease stops the match at its next decision and writes nothing: another process may hold it.
+Bot faults are the referee's business: recorded in the record, rated, with their reasons.
 
-Delivery: acks_late + reject_on_worker_lost, prefetch 1: a pool child killed mid-match gets its task
-redelivered at once; a whole worker killed (the embedded broker cannot redeliver then, Redis only after its
-visibility timeout) is covered by `sweep_stale`, which finds RUNNING matches nobody holds a lease on and
-QUEUED matches waiting too long, and sends them again.
+Concurrency: the worker runs Celery's threads pool, one match per thread, many per process; a thread holds
+no database connection while its match waits on bots, and the process's one lease thread renews every
+match's lease. Celery's time limits do not exist in that pool, so the match's limit is checked by the
+referee between decisions (`should_stop`), and no single decision outlives its deadline.
+
+Delivery: acks_late, prefetch 1 per thread. A worker process killed mid-match leaves its messages
+unacknowledged (Redis redelivers them only after its visibility timeout; the embedded broker not at all):
+`sweep_stale` finds the RUNNING matches nobody holds a lease on after two lease periods, and QUEUED matches
+waiting too long, and sends them again; the late redeliveries then find them finished and do nothing.
 
 Layer: orchestration (thin tasks over the ladder's services and the referee). Must not rate or write rows
 directly.
@@ -24,11 +32,13 @@ from __future__ import annotations
 import logging
 import random
 import sqlite3
+import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import redis
 from celery import Task
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import MaxRetriesExceededError
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
@@ -51,7 +61,8 @@ log = logging.getLogger("caravanserai.workers")
 SETTINGS = WorkerSettings.from_env()
 FINAL = (MatchStatus.DONE, MatchStatus.ERROR, MatchStatus.CANCELLED)
 # what an unreachable database, registry or gateway looks like from here
-INFRASTRUCTURE_ERRORS = (MatchAborted, DatabaseError, redis.RedisError, sqlite3.Error, SoftTimeLimitExceeded)
+INFRASTRUCTURE_ERRORS = (MatchAborted, DatabaseError, redis.RedisError, sqlite3.Error)
+LEASE_LOST = "the match's lease was lost (its renewal found it gone or taken)"
 
 
 def lease_key(match_id: int) -> str:
@@ -78,39 +89,64 @@ def _status(match_id: int) -> str | None:
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
-    max_retries=None,
-    soft_time_limit=SETTINGS.match_soft_limit,
-    time_limit=SETTINGS.match_hard_limit,
+    max_retries=SETTINGS.task_max_retries,
 )
 def run_match(self: Task, match_id: int) -> str:
-    """Play match `match_id` and record it. Returns what happened: done, already-done, not-runnable, error."""
+    """Play match `match_id` and record it. Returns what happened: done, already-done, not-runnable, error,
+    lease-lost or dropped."""
     if isinstance(match_id, bool) or not isinstance(match_id, int):
         log.error("run_match needs an integer match id, got %r", match_id)
         return "not-runnable"
     close_old_connections()
+    try:
+        return _run_leased(self, match_id)
+    except MaxRetriesExceededError:
+        # the match is not lost: it stays QUEUED or RUNNING, and `sweep_stale` sends it again later
+        log.error("match %s: task retried %d times; dropped, left to the sweep", match_id, self.max_retries)
+        return "dropped"
+    finally:
+        connection.close()  # a pool thread holds no database connection while it waits for its next match
+
+
+def _run_leased(task: Task, match_id: int) -> str:
     try:
         with leases.Lease(lease_key(match_id), SETTINGS.lease_seconds) as lease:
             if not lease.acquired:
                 if _status(match_id) in (*FINAL, None):
                     return "not-runnable"
                 # another live process plays it; look again once its lease could have lapsed
-                raise self.retry(countdown=SETTINGS.lease_seconds)
-            return _play(self, match_id)
+                raise task.retry(countdown=SETTINGS.lease_seconds)
+            return _play(task, match_id, lease)
     except (redis.RedisError, sqlite3.Error) as exc:  # the lease store itself is unreachable
         log.warning("match %s: lease store unavailable (%s); retrying", match_id, exc)
-        raise self.retry(countdown=backoff_seconds(self.request.retries)) from exc
+        raise task.retry(countdown=backoff_seconds(task.request.retries)) from exc
 
 
-def _play(task: Task, match_id: int) -> str:
-    if _status(match_id) is None:
-        log.error("run_match: no match with id %s", match_id)
-        return "not-runnable"
+def _stop_check(lease: leases.Lease) -> Callable[[], str | None]:
+    """What `referee.run_match` asks before every decision: stop once the lease is lost or time is up."""
+    deadline = time.monotonic() + SETTINGS.match_soft_limit
+
+    def should_stop() -> str | None:
+        if lease.lost:
+            return LEASE_LOST
+        if time.monotonic() > deadline:
+            return f"the match ran longer than its limit of {SETTINGS.match_soft_limit:g}s"
+        return None
+
+    return should_stop
+
+
+def _play(task: Task, match_id: int, lease: leases.Lease) -> str:
     try:
+        if _status(match_id) is None:
+            log.error("run_match: no match with id %s", match_id)
+            return "not-runnable"
         if not match_mark_running(match_id=match_id):
             return "not-runnable"
         match = Match.objects.select_related("ladder").get(pk=match_id)
         ladder = match.ladder
         seats = build_seats(match, reconnect_grace=SETTINGS.reconnect_grace)
+        connection.close()  # none held while the match waits on its bots; recording opens a new one
         log.info("match %s on %s: playing (%s)", match_id, ladder.slug, ", ".join(s.name for s in seats))
         record = referee_run_match(
             ladder.game_id,
@@ -120,9 +156,15 @@ def _play(task: Task, match_id: int) -> str:
             ladder.options,
             match_id=str(match.pk),
             time_control=time_control(),
+            should_stop=_stop_check(lease),
         )
+        if lease.lost:  # lost while the last decision was out: another process may hold the match now
+            raise MatchAborted(LEASE_LOST)
         recorded = match_record_result(match_id=match_id, record=record)
     except INFRASTRUCTURE_ERRORS as exc:
+        if lease.lost:
+            log.warning("match %s: abandoned, its lease was lost (%s)", match_id, exc)
+            return "lease-lost"  # whoever holds it now plays it; if nobody, `sweep_stale` requeues it
         return _infrastructure_failure(task, match_id, f"{type(exc).__name__}: {exc}")
     except ValidationError as exc:
         # the record does not fit the match: a bug, not a flake; retrying would only repeat it

@@ -1,8 +1,9 @@
 """The worker-side seat factory: one referee `Seat` per seat row of a match.
 
-A house bot (`Bot.is_house`) gets a `HouseSeat` running its `house_policy` in this process, seeded from the
-match seed and the seat index (`ladder.matches.house.house_seed`), so a house seat is reproducible from the
-row. Any other bot gets the gateway's `RemoteSeat`, which finds the bot's stream in the session registry and
+A house bot (`Bot.is_house`) gets a `HouseSeat` running its `house_policy`, seeded from the match seed and
+the seat index (`ladder.matches.house.house_seed`), so a house seat is reproducible from the row. A policy
+that searches (`mcts`) decides in this process's search pool (`PooledHouseSeat`), never in the match
+thread, unless CARAVANSERAI_SEARCH_PROCESSES is 0. Any other bot gets the gateway's `RemoteSeat`, which finds the bot's stream in the session registry and
 relays through the gateway holding it.
 
 Layer: orchestration. The registry connection is per process and opened lazily, so a forked pool child never
@@ -20,12 +21,32 @@ from engine_service.gateway.registry import SessionRegistry, open_registry
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, Seat
+from engine_service.referee.search_pool import PooledHouseSeat, SearchPool
 from ladder.matches.house import house_seed
+from workers.config import WorkerSettings
 from ladder.matches.models import Match
 
 _registry: SessionRegistry | None = None
 _registry_pid: int | None = None
 _lock = threading.Lock()
+_search_pool: SearchPool | None = None
+SEARCHING_POLICIES = ("mcts",)
+
+
+def search_pool() -> SearchPool | None:
+    """This process's pool for searching house bots (None: they decide in the match thread)."""
+    global _search_pool
+    processes = WorkerSettings.from_env().search_processes
+    with _lock:
+        if _search_pool is None and processes > 0:
+            _search_pool = SearchPool(processes)
+        return _search_pool
+
+
+def house_seat(policy_name: str, seed: int, name: str) -> HouseSeat:
+    policy = make_policy(policy_name, seed=seed)
+    pool = search_pool() if policy_name.partition(":")[0] in SEARCHING_POLICIES else None
+    return HouseSeat(policy, name=name) if pool is None else PooledHouseSeat(policy, pool, name=name)
 
 
 def registry() -> SessionRegistry:
@@ -56,9 +77,7 @@ def build_seats(match: Match, *, reconnect_grace: float) -> list[Seat]:
     for row in match.seats.select_related("bot").order_by("index"):
         bot = row.bot
         if bot.is_house:
-            seat: Seat = HouseSeat(
-                make_policy(bot.house_policy, seed=house_seed(match.seed, row.index)), name=bot.name
-            )
+            seat: Seat = house_seat(bot.house_policy, house_seed(match.seed, row.index), bot.name)
             seat.bot_id = str(bot.pk)
         else:
             seat = RemoteSeat(str(bot.pk), bot.name, registry(), reconnect_grace=reconnect_grace)

@@ -175,12 +175,13 @@ class Stack:
         assert gateway.popen.poll() is None, gateway.output()
         return gateway
 
-    def start_worker(self, name: str, concurrency: int = 1) -> Proc:
+    def start_worker(self, name: str, queues: str = "matches,matchmaking,tournaments") -> Proc:
+        """A worker process (Celery's threads pool, CARAVANSERAI_MATCHES_PER_WORKER matches at once)."""
         return self.spawn(
             name,
             [
-                PYTHON, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", "matches,matchmaking,tournaments",
-                "-c", str(concurrency), "-n", f"{name}-{self.uid}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+                PYTHON, "-m", "celery", "-A", "workers.celery_app", "worker", "-Q", queues,
+                "-n", f"{name}-{self.uid}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
             ],
         )  # fmt: skip
 

@@ -181,7 +181,9 @@ class GatewayTimedSeat(Seat):
 
 
 def test_the_time_measured_at_the_bots_stream_is_charged_not_the_referees() -> None:
-    ticks: Iterator[float] = iter(float(t) for t in range(0, 100_000, 3))  # the worker is slow: 3 s a decision
+    ticks: Iterator[float] = iter(
+        float(t) for t in range(0, 100_000, 3)
+    )  # the worker is slow: 3 s a decision
     fast_bot, slow_bot = GatewayTimedSeat(bot_seconds=0.5), GatewayTimedSeat(bot_seconds=2.5)
 
     record = run_match(
@@ -195,7 +197,9 @@ def test_the_time_measured_at_the_bots_stream_is_charged_not_the_referees() -> N
     assert {f.seat for f in record.faults} == {1}  # 0.5 s of 1 s: never charged the worker's 3 s
     timeout = record.faults[0]
     assert timeout.kind == "timeout"
-    assert len([s for s, _ in record.actions[: timeout.step] if s == 1]) == 2  # 1.5 s over each time: bank 3 s
+    assert (
+        len([s for s, _ in record.actions[: timeout.step] if s == 1]) == 2
+    )  # 1.5 s over each time: bank 3 s
 
 
 def test_should_stop_abandons_the_match_between_decisions_as_an_infrastructure_failure() -> None:

@@ -1,0 +1,55 @@
+"""House bots in a search pool: the same moves as in-process, and a dead pool process is an infrastructure
+failure (the match is retried), never a fault of the bot."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from engine_service.policies import make_policy
+from engine_service.policies.random_policy import RandomPolicy
+from engine_service.referee import HouseSeat, MatchAborted, run_match
+from engine_service.referee.search_pool import PooledHouseSeat, SearchPool
+
+GAME = "expedition-v1"
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[SearchPool]:
+    pool = SearchPool(2)
+    yield pool
+    pool.shutdown()
+
+
+class DyingPolicy(RandomPolicy):
+    """Kills the process it decides in (a pool process lost to the OOM killer, say)."""
+
+    def choose(self, observation, legal_actions):  # type: ignore[no-untyped-def]
+        os._exit(3)
+
+
+def test_pooled_house_bots_play_exactly_the_moves_of_in_process_ones(pool: SearchPool) -> None:
+    def seats(pooled: bool) -> list[HouseSeat]:
+        policies = [make_policy("mcts:8", seed=11), make_policy("greedy", seed=12), make_policy("random", 13)]
+        return [PooledHouseSeat(p, pool) if pooled else HouseSeat(p) for p in policies]
+
+    in_process = run_match(GAME, 3, 31, seats(pooled=False))
+    pooled = run_match(GAME, 3, 31, seats(pooled=True))
+    assert pooled.actions == in_process.actions and pooled.result == in_process.result
+    assert pooled.faults == []
+
+
+def test_a_dead_search_process_aborts_the_match_and_the_pool_recovers(pool: SearchPool) -> None:
+    with pytest.raises(MatchAborted, match="search process died"):
+        run_match(GAME, 2, 3, [PooledHouseSeat(DyingPolicy(1), pool), HouseSeat(make_policy("random", 2))])
+    record = run_match(
+        GAME, 2, 3, [PooledHouseSeat(make_policy("random", 1), pool), HouseSeat(RandomPolicy(2))]
+    )
+    assert record.result is not None and record.faults == []
+
+
+def test_a_pool_needs_a_process() -> None:
+    with pytest.raises(ValueError, match="at least one process"):
+        SearchPool(0)
