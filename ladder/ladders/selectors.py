@@ -49,7 +49,7 @@ def ladder_list(*, game_id: str | None = None, include_inactive: bool = False) -
         ladders = ladders.filter(active=True)
     if game_id:
         ladders = ladders.filter(game_id=game_id)
-    return ladders
+    return ladders.order_by("game_id", "num_players", "slug")  # explicit: an aggregate drops Meta.ordering
 
 
 def ladder_get(*, ladder_id: int) -> Ladder:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from ladder.core.api import NewestFirstCursor, parse_query
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchStatus, Seat
+from ladder.matches.seeds import SEED_BITS
 
 
 class SeatOutputSerializer(serializers.ModelSerializer):
@@ -36,6 +37,10 @@ class SeatOutputSerializer(serializers.ModelSerializer):
 
 class MatchOutputSerializer(serializers.ModelSerializer):
     ladder = serializers.SerializerMethodField()
+    seed = serializers.SerializerMethodField(
+        help_text="The game seed; null until the match is DONE, ERROR or CANCELLED and no unfinished "
+        "match shares it (a duplicate set)."
+    )
     seats = SeatOutputSerializer(many=True)
     has_replay = serializers.SerializerMethodField()
 
@@ -68,8 +73,12 @@ class MatchOutputSerializer(serializers.ModelSerializer):
             "num_players": ladder.num_players,
         }
 
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_seed(self, match: Match) -> int | None:
+        return match.seed if selectors.match_secrets_revealed(match=match) else None
+
     def get_has_replay(self, match: Match) -> bool:
-        return match.status == MatchStatus.DONE
+        return match.status == MatchStatus.DONE and selectors.match_secrets_revealed(match=match)
 
 
 class DateOrDateTimeField(serializers.Field):
@@ -111,7 +120,7 @@ class MatchFilterSerializer(serializers.Serializer):
 class MatchCreateInputSerializer(serializers.Serializer):
     ladder = serializers.IntegerField(min_value=1)
     bot_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=2, max_length=8)
-    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**services.SEED_BITS - 1)
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**SEED_BITS - 1)
 
 
 class MatchListApi(APIView):

@@ -3,7 +3,8 @@ with each seat's house policy, and record the result through `match_record_resul
 
 Layer: an orchestration helper over the services (used by `manage.py ladder_demo`, tests and the bench;
 matches with remote bots are run by the Celery workers through the gateway). House policies are seeded from
-the match seed and the seat index, so a house match is reproducible from its row.
+the match seed, the seat index and the server secret (`house_seed`), so a house match is reproducible from
+its row on the same server.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from django.core.exceptions import ValidationError
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, MatchRecord, run_match
 from ladder.matches.models import Match
+from ladder.matches.seeds import seed_derive
 from ladder.matches.services import match_mark_running, match_record_result
 
 
 def house_seed(match_seed: int, seat: int) -> int:
-    return (match_seed * 1_000_003 + seat) % (2**63)
+    """The house policy's seed for `seat`: keyed by the server secret, so the match seed alone (published
+    once the match is over) predicts no house bot's play in another match."""
+    return seed_derive("house", match_seed, seat)
 
 
 def house_match_record(*, match: Match) -> MatchRecord:

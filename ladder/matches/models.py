@@ -37,6 +37,7 @@ class Match(models.Model):
         indexes = [
             models.Index(fields=["ladder", "status", "-id"], name="match_ladder_status"),
             models.Index(fields=["status", "-id"], name="match_status"),
+            models.Index(fields=["seed"], name="match_seed"),  # duplicate sets share a seed
         ]
         verbose_name_plural = "matches"
 

@@ -1,17 +1,45 @@
-"""Match reads: filtered lists and details with seats. Layer: selectors (read-only)."""
+"""Match reads: filtered lists and details with seats, and whether a match's secrets may be shown.
+
+Hidden information: a match's seed gives every hand and the deck order, so it (and the replay) is shown
+only once the match is final (DONE, ERROR or CANCELLED) and no unfinished match shares the seed (the other
+matches of a duplicate set). Layer: selectors (read-only).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
-from ladder.matches.models import Match, Seat
+from ladder.matches.models import Match, MatchStatus, Seat
+
+FINAL = (MatchStatus.DONE, MatchStatus.ERROR, MatchStatus.CANCELLED)
+
+
+def _seed_in_play() -> Exists:
+    """Another match with the same seed is not final yet (a duplicate set still being played)."""
+    return Exists(
+        Match.objects.filter(seed=OuterRef("seed")).exclude(pk=OuterRef("pk")).exclude(status__in=FINAL)
+    )
+
+
+def match_secrets_revealed(*, match: Match) -> bool:
+    """True when the seed and the replay of `match` may be shown to anyone (see the module docstring)."""
+    if match.status not in FINAL:
+        return False
+    in_play = getattr(match, "seed_in_play", None)
+    if in_play is None:
+        in_play = Match.objects.filter(pk=match.pk).filter(_seed_in_play()).exists()
+    return not in_play
 
 
 def _with_seats(matches: QuerySet[Match]) -> QuerySet[Match]:
-    return matches.select_related("ladder").prefetch_related(
-        Prefetch("seats", queryset=Seat.objects.select_related("bot", "bot__owner").order_by("index"))
+    return (
+        matches.annotate(seed_in_play=_seed_in_play())
+        .select_related("ladder")
+        .prefetch_related(
+            Prefetch("seats", queryset=Seat.objects.select_related("bot", "bot__owner").order_by("index"))
+        )
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import secrets
 import zlib
 
 from django.conf import settings
@@ -22,17 +21,18 @@ from engine_service.referee import MatchRecord, ReplayMismatch, verify
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
 from ladder.matches.models import Match, MatchStatus, Seat
+from ladder.matches.seeds import SEED_BITS, match_seed_new
 from ladder.ratings.services import SeatOutcome, rating_rows_ensure, ratings_apply_match
 from ladder.replays.models import Replay
 
 logger = logging.getLogger(__name__)
 
-SEED_BITS = 63  # seeds fit a signed 64-bit column
 RETRYABLE = (MatchStatus.QUEUED, MatchStatus.RUNNING)
 
 
 def match_create(*, ladder_id: int, bot_ids: list[int], seed: int | None = None) -> Match:
-    """A QUEUED match on `ladder_id` with one seat per bot, in the given order (seat 0 first)."""
+    """A QUEUED match on `ladder_id` with one seat per bot, in the given order (seat 0 first). Without a
+    `seed` (the game seed) one is drawn with `secrets`; a duplicate set passes the same seed to each match."""
     try:
         ladder = Ladder.objects.get(pk=ladder_id)
     except Ladder.DoesNotExist as exc:
@@ -50,7 +50,7 @@ def match_create(*, ladder_id: int, bot_ids: list[int], seed: int | None = None)
     if len(set(bot_ids)) != len(bot_ids):
         raise ValidationError({"bot_ids": ["a bot can take only one seat in a match"]})
     if seed is None:
-        seed = secrets.randbits(SEED_BITS)
+        seed = match_seed_new()
     elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**SEED_BITS:
         raise ValidationError({"seed": [f"seed must be a whole number 0 to 2**{SEED_BITS}-1"]})
     bots = {b.pk: b for b in Bot.objects.filter(pk__in=bot_ids)}

@@ -1,7 +1,8 @@
 """Replay reads: the stored record, and frames re-simulated by the engine as a seat or as the spectator.
 
 Layer: selectors (read-only). Hidden information: a seat's frame is that seat's observation only; the
-spectator sees every hand only for a finished (DONE) match, never while it runs. Frames are never stored.
+spectator sees every hand only for a finished (DONE) match, never while it runs, and a replay is held back
+while another match with its seed is unfinished (`match_secrets_revealed`). Frames are never stored.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from engine_service.referee import MatchRecord, frame_at, replay
 from ladder.matches.models import Match, MatchStatus
+from ladder.matches.selectors import match_secrets_revealed
 from ladder.replays.models import Replay
 
 MAX_FRAMES_PER_REQUEST = 200
@@ -27,6 +29,10 @@ def _replay_row(match_id: int) -> Replay:
             raise ReplayUnavailable(f"no match with id {match_id}")
         raise ReplayUnavailable(
             f"match {match_id} has no replay yet: replays are stored when a match finishes"
+        )
+    if not match_secrets_revealed(match=replay_row.match):
+        raise ReplayUnavailable(
+            f"match {match_id}'s replay is shown once the other matches of its duplicate set finish"
         )
     return replay_row
 

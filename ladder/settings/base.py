@@ -11,6 +11,7 @@ Layer: configuration only; no imports of project code.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -185,6 +186,11 @@ SPECTACULAR_SETTINGS = {
 LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3"))
 LADDER_LEADERBOARD_CACHE_SECONDS = int(os.environ.get("LADDER_LEADERBOARD_CACHE_SECONDS", "300"))
 LADDER_VERIFY_RECORDS = env_bool("LADDER_VERIFY_RECORDS", True)
+# The key of every derived seed (house bots', tournament tables'): `ladder.matches.seeds`.
+CARAVANSERAI_SEED_SECRET = (
+    os.environ.get("CARAVANSERAI_SEED_SECRET")
+    or hashlib.sha256(f"caravanserai-seeds:{SECRET_KEY}".encode()).hexdigest()
+)
 
 LOGGING = {
     "version": 1,

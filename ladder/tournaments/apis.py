@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,11 +14,12 @@ from rest_framework.views import APIView
 
 from ladder.core.api import NewestFirstCursor
 from ladder.tournaments import selectors, services
-from ladder.tournaments.models import Tournament, TournamentFormat
+from ladder.tournaments.models import Tournament, TournamentFormat, TournamentStatus
 
 
 class TournamentOutputSerializer(serializers.ModelSerializer):
     ladder = serializers.SerializerMethodField()
+    seed = serializers.SerializerMethodField(help_text="null while the tournament is RUNNING")
     entrants = serializers.SerializerMethodField()
 
     class Meta:
@@ -43,6 +44,10 @@ class TournamentOutputSerializer(serializers.ModelSerializer):
             "name": t.ladder.name,
             "num_players": t.ladder.num_players,
         }
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_seed(self, t: Tournament) -> int | None:
+        return None if t.status == TournamentStatus.RUNNING else t.seed
 
     def get_entrants(self, t: Tournament) -> int:
         count = getattr(t, "entrant_count", None)

@@ -5,13 +5,13 @@ and changes nothing. Pairing a round locks the tournament row, so the chord call
 both ask for the next round and only one gets it; a round is paired only once every match of the previous
 one is finished (DONE, ERROR or CANCELLED). Must not run matches or send tasks (the workers do).
 
-Seeds: each match's seed is derived from the tournament seed, the round and the table (sha256), so a
-tournament is reproducible from its row and its results.
+Seeds: each match's seed is derived from the tournament seed, the round and the table with an HMAC keyed by
+the server secret (`ladder.matches.seeds`), so a tournament is reproducible from its row and its results on
+the same server, and its seed (shown once it is over) predicts no match.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import random
@@ -27,6 +27,7 @@ from django.utils import timezone
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
 from ladder.matches.models import MatchStatus
+from ladder.matches.seeds import seed_derive
 from ladder.matches.services import match_create
 from ladder.ratings.models import Rating
 from ladder.tournaments.models import (
@@ -47,8 +48,7 @@ FINAL = (MatchStatus.DONE, MatchStatus.ERROR, MatchStatus.CANCELLED)
 
 
 def match_seed(tournament_seed: int, round_number: int, table: int) -> int:
-    digest = hashlib.sha256(f"{tournament_seed}:{round_number}:{table}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 2
+    return seed_derive("tournament", tournament_seed, round_number, table)
 
 
 def _clean_int(value: Any, field: str, low: int, high: int) -> int:

@@ -26,7 +26,7 @@ from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
 from ladder.ladders.selectors import BOARD_DATA, ladder_list
 from ladder.matches.models import Match, MatchStatus, Seat
-from ladder.matches.selectors import match_list
+from ladder.matches.selectors import match_list, match_secrets_revealed
 from ladder.ratings.models import Rating
 from ladder.ratings.selectors import bot_ratings, leaderboard_list, rating_history
 from ladder.web.charts import Series, rating_chart_svg
@@ -187,11 +187,9 @@ def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
         "hasBoard": match.ladder.game_id in BOARD_DATA,
         "api": "/api/v1/",
     }
-    return render(
-        request,
-        "web/match_detail.html",
-        {"match": match, "seats": seats, "viewer_json": json.dumps(viewer), "has_replay": match.is_done},
-    )
+    revealed = match_secrets_revealed(match=match)
+    context = {"match": match, "seats": seats, "viewer_json": json.dumps(viewer), "revealed": revealed}
+    return render(request, "web/match_detail.html", {**context, "has_replay": match.is_done and revealed})
 
 
 @login_required
