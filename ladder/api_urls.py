@@ -1,10 +1,12 @@
-"""The public REST API, version 1 (`/api/v1/`). A breaking change gets a `v2` module beside this one."""
+"""The public REST API, version 1 (`/api/v1/`, whose root lists every endpoint). A breaking change gets a
+`v2` module beside this one. Swagger UI (`docs/`) and ReDoc (`redoc/`) load pinned, installed assets."""
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from ladder.accounts import apis as accounts
 from ladder.bots import apis as bots
-from ladder.core import apis as core
+from ladder.core.root import ApiRootApi
 from ladder.ladders import apis as ladders
 from ladder.matches import apis as matches
 from ladder.replays import apis as replays
@@ -12,10 +14,14 @@ from ladder.replays import apis as replays
 app_name = "api-v1"
 
 urlpatterns = [
+    path("", ApiRootApi.as_view(), name="root"),
     path("schema/", SpectacularAPIView.as_view(api_version="v1"), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-v1:schema"), name="docs"),
-    path("auth/token/", core.AuthTokenApi.as_view(), name="auth-token"),
-    path("auth/me/", core.MeApi.as_view(), name="auth-me"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-v1:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-v1:schema"), name="redoc"),
+    path("auth/token/", accounts.AuthTokenApi.as_view(), name="auth-token"),
+    path("auth/token/rotate/", accounts.AuthTokenRotateApi.as_view(), name="auth-token-rotate"),
+    path("auth/token/revoke/", accounts.AuthTokenRevokeApi.as_view(), name="auth-token-revoke"),
+    path("auth/me/", accounts.MeApi.as_view(), name="auth-me"),
     path("games/", ladders.GameListApi.as_view(), name="game-list"),
     path("games/<str:game_id>/", ladders.GameDetailApi.as_view(), name="game-detail"),
     path("games/<str:game_id>/board/", ladders.GameBoardApi.as_view(), name="game-board"),

@@ -5,6 +5,8 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+from ladder.core.throttles import auth_throttled
+
 
 def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
@@ -13,6 +15,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 urlpatterns = [
+    path("admin/login/", auth_throttled(admin.site.login)),
     path("admin/", admin.site.urls),
     path("api/v1/", include("ladder.api_urls")),
     path("healthz", healthz, name="healthz"),
@@ -20,4 +23,6 @@ urlpatterns = [
     path("", include("ladder.web.urls")),
 ]
 
-handler404 = "ladder.web.views.not_found"
+handler400 = "ladder.core.views.bad_request"
+handler404 = "ladder.core.views.not_found"
+handler500 = "ladder.core.views.server_error"

@@ -1,6 +1,23 @@
+"""The core app: at start-up, refuse the public development SECRET_KEY outside debug and the demo."""
+
 from django.apps import AppConfig
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+
+def check_secret_key() -> None:
+    insecure = getattr(settings, "INSECURE_SECRET_KEY", None)
+    if insecure == settings.SECRET_KEY and not (settings.DEBUG or settings.CARAVANSERAI_DEMO):
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set: set it to a long random value (python -c 'import secrets; "
+            "print(secrets.token_urlsafe(50))'), or DJANGO_DEBUG=1 / CARAVANSERAI_DEMO=1 on a development "
+            "machine. See infra/README.md."
+        )
 
 
 class CoreConfig(AppConfig):
     name = "ladder.core"
     label = "core"
+
+    def ready(self) -> None:
+        check_secret_key()

@@ -33,12 +33,19 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, DjangoValidationError):
         return Response(_validation_payload(exc), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, (GameError, RecordError)):
-        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"detail": str(exc), "errors": {}}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ObjectDoesNotExist) and not isinstance(exc, Http404):
-        return Response({"detail": str(exc) or "not found"}, status=status.HTTP_404_NOT_FOUND)
+        return Response({"detail": str(exc) or "not found", "errors": {}}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or None)
-    response = exception_handler(exc, context)
+    response = _with_errors(exception_handler(exc, context), exc)
+    if response is not None and isinstance(response.data, dict):
+        response.data.setdefault("errors", {})
+    return response
+
+
+def _with_errors(response: Response | None, exc: Exception) -> Response | None:
+    """DRF's validation payloads ({field: [messages]} or [messages]) as {"detail", "errors"}."""
     if (
         response is not None
         and isinstance(exc, exceptions.ValidationError)

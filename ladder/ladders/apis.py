@@ -1,6 +1,7 @@
 """Game, ladder and leaderboard endpoints. Layer: API (thin).
 
-The leaderboard is cursor-paginated and cached per ladder and query; the cache key carries the ladder's
+The leaderboard is cursor-paginated; its first page is cached per ladder and page size (never per
+arbitrary query: a cursor or an owner filter is served uncached); the cache key carries the ladder's
 leaderboard version, which changes when a rating change commits, so a page is never staler than that.
 """
 
@@ -122,6 +123,19 @@ class LadderDetailApi(APIView):
         return Response(LadderOutputSerializer(selectors.ladder_get(ladder_id=ladder_id)).data)
 
 
+CACHED_FILTERS = {"page_size"}
+
+
+class LadderSummarySerializer(serializers.Serializer):
+    """The ladder as other resources (leaderboard pages, matches) name it."""
+
+    id = serializers.IntegerField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    game_id = serializers.CharField()
+    num_players = serializers.IntegerField()
+
+
 class LeaderboardRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     bot = inline_serializer(
@@ -214,7 +228,7 @@ class LeaderboardApi(APIView):
         responses=inline_serializer(
             "LeaderboardPage",
             {
-                "ladder": LadderOutputSerializer(),
+                "ladder": LadderSummarySerializer(),
                 "next": serializers.URLField(allow_null=True),
                 "previous": serializers.URLField(allow_null=True),
                 "results": LeaderboardRowSerializer(many=True),
@@ -226,7 +240,7 @@ class LeaderboardApi(APIView):
         ladder = selectors.ladder_get(ladder_id=ladder_id)
         seconds = settings.LADDER_LEADERBOARD_CACHE_SECONDS
         key = None
-        if seconds > 0:
+        if seconds > 0 and set(filters) <= CACHED_FILTERS:  # only first pages: a bounded set of keys
             query = "&".join(f"{k}={v}" for k, v in sorted(filters.items()))
             key = leaderboard_cache_key(ladder_id=ladder.pk, query=query)
             cached = cache.get(key)
@@ -244,13 +258,7 @@ class LeaderboardApi(APIView):
             leaderboard_values(ladder_id=ladder.pk, owner=filters.get("owner")), request, view=None
         )
         return {
-            "ladder": {
-                "id": ladder.pk,
-                "slug": ladder.slug,
-                "name": ladder.name,
-                "game_id": ladder.game_id,
-                "num_players": ladder.num_players,
-            },
+            "ladder": LadderSummarySerializer(ladder).data,
             "next": paginator.get_next_link(),
             "previous": paginator.get_previous_link(),
             "results": leaderboard_rows(

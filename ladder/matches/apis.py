@@ -82,7 +82,7 @@ class MatchOutputSerializer(serializers.ModelSerializer):
 
 
 class DateOrDateTimeField(serializers.Field):
-    """An ISO date (midnight UTC) or date-time."""
+    """An ISO date (midnight UTC) or date-time, converted to UTC."""
 
     default_error_messages = {
         "invalid": "expected an ISO date (2025-01-31) or date-time (2025-01-31T12:00:00Z)"
@@ -97,7 +97,10 @@ class DateOrDateTimeField(serializers.Field):
             self.fail("invalid")
         if timezone.is_naive(parsed):
             parsed = parsed.replace(tzinfo=dt.UTC)
-        return parsed
+        try:  # in UTC: PostgreSQL refuses offsets past 15:59, Python allows up to 23:59
+            return parsed.astimezone(dt.UTC)
+        except OverflowError:
+            self.fail("invalid")
 
 
 class MatchFilterSerializer(serializers.Serializer):

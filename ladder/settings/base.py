@@ -1,10 +1,19 @@
-"""Project settings, driven by environment variables (one module for every deployment).
+"""Project settings, driven by environment variables (one module for every deployment, and the default
+DJANGO_SETTINGS_MODULE of every entry point: manage.py, wsgi/asgi, Celery, the gateway).
 
 - DATABASE_URL: PostgreSQL (or any dj-database-url URL); unset: SQLite at `var/ladder.sqlite3`.
 - REDIS_URL: the cache (leaderboards, throttling); unset: local memory.
-- DJANGO_SECRET_KEY, DJANGO_DEBUG ("1" to enable), DJANGO_ALLOWED_HOSTS (comma separated),
-  DJANGO_CSRF_TRUSTED_ORIGINS (comma separated), LADDER_THROTTLE_AUTH / LADDER_THROTTLE_WRITES
-  (DRF rates such as "20/min").
+- DJANGO_SECRET_KEY: required unless DJANGO_DEBUG=1 or CARAVANSERAI_DEMO=1 (the process refuses to start
+  with the public development key otherwise: `ladder.core.apps`). CARAVANSERAI_SEED_SECRET: the key of
+  derived seeds (default: derived from the secret key).
+- DJANGO_DEBUG ("1" to enable), DJANGO_ALLOWED_HOSTS (comma separated), DJANGO_CSRF_TRUSTED_ORIGINS (comma
+  separated).
+- Behind TLS (see infra/README.md): DJANGO_SECURE_SSL_REDIRECT, DJANGO_SECURE_HSTS_SECONDS,
+  DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS, DJANGO_SECURE_HSTS_PRELOAD, DJANGO_SECURE_COOKIES (secure
+  session and CSRF cookies), DJANGO_SECURE_PROXY_SSL_HEADER ("HTTP_X_FORWARDED_PROTO,https": the header
+  your proxy sets), LADDER_NUM_PROXIES (trusted reverse proxies in front; 0: X-Forwarded-For is ignored).
+- LADDER_THROTTLE_AUTH / LADDER_THROTTLE_WRITES / LADDER_THROTTLE_READS (DRF rates such as "20/min"),
+  LADDER_TOKEN_DAYS (user API tokens' lifetime), LADDER_CSP (the Content-Security-Policy header).
 
 Layer: configuration only; no imports of project code.
 """
@@ -32,8 +41,10 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "caravanserai-insecure-development-key-change-me")
+INSECURE_SECRET_KEY = "caravanserai-insecure-development-key-change-me"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or INSECURE_SECRET_KEY
 DEBUG = env_bool("DJANGO_DEBUG", False)
+CARAVANSERAI_DEMO = env_bool("CARAVANSERAI_DEMO", False)  # the local demo: the development key is allowed
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
@@ -47,10 +58,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "ladder.core",
+    "ladder.accounts",
     "ladder.bots",
     "ladder.ladders",
     "ladder.matches",
@@ -61,7 +73,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ladder.core.middleware.PlainNotFoundMiddleware",
+    "ladder.core.middleware.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "ladder.core.middleware.ApiBodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -156,15 +171,22 @@ LOGOUT_REDIRECT_URL = "web:home"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "ladder.accounts.authentication.UserTokenAuthentication",  # first: a 401 names the Token scheme
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_THROTTLE_CLASSES": ["ladder.core.throttles.WriteThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["ladder.core.throttles.WriteThrottle", "ladder.core.throttles.ReadThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "auth": os.environ.get("LADDER_THROTTLE_AUTH", "20/min"),
         "writes": os.environ.get("LADDER_THROTTLE_WRITES", "120/min"),
+        "reads": os.environ.get("LADDER_THROTTLE_READS", "600/min"),
     },
+    "NUM_PROXIES": int(os.environ.get("LADDER_NUM_PROXIES", "0")),
+    "DEFAULT_PARSER_CLASSES": [
+        "ladder.core.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "ladder.core.exceptions.api_exception_handler",
@@ -180,12 +202,34 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",  # pinned, installed assets (drf-spectacular-sidecar): works offline
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
+
+# Transport security: off by default (plain HTTP on localhost); infra/README.md has the production values.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+_proxy_header = env_list("DJANGO_SECURE_PROXY_SSL_HEADER", "")
+SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if len(_proxy_header) == 2 else None
+# Pages load only our own scripts (no inline script anywhere); the replay viewer and the API docs set
+# element styles, hence 'unsafe-inline' for styles only.
+CONTENT_SECURITY_POLICY = os.environ.get(
+    "LADDER_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; "
+    "base-uri 'self'; frame-ancestors 'none'; form-action 'self'",
+)
 
 # Ladder behaviour.
 LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3"))
 LADDER_LEADERBOARD_CACHE_SECONDS = int(os.environ.get("LADDER_LEADERBOARD_CACHE_SECONDS", "300"))
 LADDER_VERIFY_RECORDS = env_bool("LADDER_VERIFY_RECORDS", True)
+LADDER_TOKEN_DAYS = int(os.environ.get("LADDER_TOKEN_DAYS", "30"))  # user API tokens expire after this
+LADDER_TOKENS_PER_USER = 10  # a new token beyond this many live ones revokes the oldest
 # The key of every derived seed (house bots', tournament tables'): `ladder.matches.seeds`.
 CARAVANSERAI_SEED_SECRET = (
     os.environ.get("CARAVANSERAI_SEED_SECRET")

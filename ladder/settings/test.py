@@ -1,4 +1,4 @@
-"""Settings for the test suite: the base settings with fast password hashing, a per-process SQLite file
+"""Settings for the test suite: the base settings with fast password hashing, a key of its own, a per-process SQLite file
 (so real threads share one database), a per-process cache prefix on Redis, and generous throttles (the
 throttling tests lower them explicitly)."""
 
@@ -11,6 +11,7 @@ from ladder.settings.base import CACHES, DATABASES, REST_FRAMEWORK, VAR_DIR
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DEBUG = False
+SECRET_KEY = "caravanserai-test-settings-key-used-only-by-the-suite"
 
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -18,7 +19,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 
 CACHES["default"]["KEY_PREFIX"] = f"ladder-test-{os.getpid()}"
 
-REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"auth": "1000/min", "writes": "1000/min"}
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"auth": "1000/min", "writes": "1000/min", "reads": "100000/min"}
 LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}
 
 # Threads (the live server's, the concurrency tests') must not keep connections past their work, or the

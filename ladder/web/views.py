@@ -12,7 +12,6 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
@@ -23,6 +22,7 @@ from django.views.decorators.http import require_POST
 
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
+from ladder.core.throttles import auth_attempt_wait, too_many_attempts
 from ladder.ladders.models import Ladder
 from ladder.ladders.selectors import BOARD_DATA, ladder_list
 from ladder.matches.models import Match, MatchStatus, Seat
@@ -32,37 +32,15 @@ from ladder.ratings.selectors import bot_ratings, leaderboard_list, rating_histo
 from ladder.web.charts import Series, rating_chart_svg
 from ladder.web.forms import BotForm, SignupForm
 
-AUTH_ATTEMPTS_PER_MINUTE = 20
-
-
-def _client_ip(request: HttpRequest) -> str:
-    return request.META.get("REMOTE_ADDR", "unknown")
-
-
-def _auth_throttled(request: HttpRequest) -> bool:
-    """At most AUTH_ATTEMPTS_PER_MINUTE login or signup posts per address per minute."""
-    key = f"web-auth:{_client_ip(request)}"
-    cache.add(key, 0, timeout=60)
-    try:
-        attempts = cache.incr(key)
-    except ValueError:
-        cache.set(key, 1, timeout=60)
-        attempts = 1
-    return attempts > AUTH_ATTEMPTS_PER_MINUTE
-
 
 class LoginView(auth_views.LoginView):
     template_name = "registration/login.html"
     redirect_authenticated_user = True
 
     def post(self, request, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if _auth_throttled(request):
-            return render(
-                request,
-                "web/error.html",
-                {"status": 429, "message": "Too many attempts; wait a minute."},
-                status=429,
-            )
+        wait = auth_attempt_wait(request)
+        if wait is not None:
+            return too_many_attempts(request, wait)
         return super().post(request, *args, **kwargs)
 
 
@@ -71,13 +49,9 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("web:my-bots")
     form = SignupForm(request.POST or None)
     if request.method == "POST":
-        if _auth_throttled(request):
-            return render(
-                request,
-                "web/error.html",
-                {"status": 429, "message": "Too many attempts; wait a minute."},
-                status=429,
-            )
+        wait = auth_attempt_wait(request)
+        if wait is not None:
+            return too_many_attempts(request, wait)
         if form.is_valid():
             user = form.save()
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -270,8 +244,3 @@ def bot_action(request: HttpRequest, bot_id: int, action: str) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     return redirect("web:bot", bot_id=bot.pk)
-
-
-def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    message = str(exception) if exception and str(exception) else "There is nothing at this address."
-    return render(request, "web/error.html", {"status": 404, "message": message}, status=404)

@@ -100,12 +100,14 @@ def test_replay_viewer_steps(ladder_data, live_server, browser):
     page.select_option("#rv-seat", "1")
     page.click("#rv-first")
     page.wait_for_selector("#viewer[data-rendered-step='0']")
-    page.wait_for_function("document.querySelectorAll('.gcard.hidden').length > 0")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.gcard.hidden').length > 0"
+    )  # a function: the page's CSP forbids eval
     assert page.locator(".player[data-seat='1'] .gcard.hidden").count() == 0
     assert page.locator(".player[data-seat='0'] .gcard.hidden").count() == 5
     # Play for a moment, then pause.
     page.click("#rv-play")
-    page.wait_for_function("Number(document.getElementById('viewer').dataset.renderedStep) >= 2")
+    page.wait_for_function("() => Number(document.getElementById('viewer').dataset.renderedStep) >= 2")
     page.click("#rv-play")
     page.screenshot(path=str(ARTIFACTS / "replay-seat-1.png"), full_page=True)
     assert viewer.get_attribute("data-step") is not None
