@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 
 SETUP = """
-import json, django
+import json, sys, django
 django.setup()
 from django.contrib.auth import get_user_model
 from ladder.bots.services import bot_create, house_bot_ensure
@@ -34,10 +34,23 @@ ladders = {n: ladder_create(game_id="expedition-v1", num_players=n).pk for n in 
 house = [house_bot_ensure(policy=p).pk for p in ("random", "greedy")]
 owner = get_user_model().objects.create_user("e2e", password="e2e-password-1")
 tokens = {}
-for i in range(3):
-    bot, token = bot_create(owner=owner, name=f"e2e-{i}", games=["expedition-v1"], max_concurrent=16)
+count, capacity = json.loads(sys.argv[1])
+for i in range(count):
+    bot, token = bot_create(owner=owner, name=f"e2e-{i}", games=["expedition-v1"], max_concurrent=capacity)
     tokens[bot.pk] = token
 print(json.dumps({"ladders": ladders, "house": house, "tokens": tokens}))
+"""
+
+QUEUE = """
+import json, sys, django
+django.setup()
+from ladder.matches.services import match_create
+from workers.matches import run_match
+ladder, seatings, first_seed = json.loads(sys.argv[1])
+ids = [match_create(ladder_id=ladder, bot_ids=bots, seed=first_seed + i).pk for i, bots in enumerate(seatings)]
+for match_id in ids:
+    run_match.delay(match_id)
+print(json.dumps(ids))
 """
 
 
@@ -93,6 +106,8 @@ class Stack:
         beat: bool = True,
         bot_delay: float = 0.01,
         bot_concurrency: int = 2,
+        bots: int = 3,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.tmp = tmp
         self.uid = uuid.uuid4().hex[:10]
@@ -105,7 +120,8 @@ class Stack:
         self.server_url = os.environ.get("DATABASE_URL", "").strip()
         self.db_name = f"workers_e2e_{self.uid}" if self.server_url else ""
         self.bot_port, self.relay_port, self.web_port = free_port(), free_port(), free_port()
-        self.env = self._env()
+        self.env = {**self._env(), **(env or {})}
+        self.n_bots = bots
         self.n_workers = workers
         self.beat = beat
         self.bot_delay = bot_delay
@@ -124,6 +140,7 @@ class Stack:
             env["REDIS_URL"] = self.redis_url
         env.update(
             DJANGO_SETTINGS_MODULE="ladder.settings.base",
+            DJANGO_SECRET_KEY=f"e2e-stack-{self.uid}-not-a-production-secret-0123456789",
             CARAVANSERAI_VAR_DIR=str(self.var),
             CARAVANSERAI_REGISTRY_PATH=str(self.var / "gateway-registry.sqlite3"),
             CARAVANSERAI_REGISTRY_PREFIX=f"cvs:e2e:{self.uid}",
@@ -191,10 +208,7 @@ class Stack:
         subprocess.run(
             [PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True
         )
-        out = subprocess.run(
-            [PYTHON, "-c", SETUP], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True
-        ).stdout
-        self.info = json.loads(out.strip().splitlines()[-1])
+        self.info = self.run_script(SETUP, [self.n_bots, 16])  # the ladder's most; the bots say less
         self.start_gateway()
         for i in range(self.n_workers):
             self.start_worker(f"worker{i + 1}")
@@ -225,6 +239,27 @@ class Stack:
             )  # fmt: skip
         wait_for(self._web_up, 30, "the web server")
         return self
+
+    def run_script(self, script: str, args: Any) -> Any:
+        """Run `script` with Django set up in this stack's environment; its last line of output, as JSON."""
+        out = subprocess.run(
+            [PYTHON, "-c", script, json.dumps(args)],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    def queue_matches(self, ladder_id: int, seatings: list[list[int]], first_seed: int) -> list[int]:
+        """Create one match per seating (bot ids in seat order) and send its `run_match`; the match ids."""
+        return list(self.run_script(QUEUE, [ladder_id, seatings, first_seed]))
+
+    def count(self, status: str, ids: list[int]) -> int:
+        marks = ",".join(str(int(i)) for i in ids)
+        sql = f"SELECT COUNT(*) FROM matches_match WHERE status = ? AND id IN ({marks})"
+        return int(self.query(sql, (status,))[0][0])
 
     def _web_up(self) -> bool:
         try:
