@@ -28,7 +28,7 @@ _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del
 
 class LeaseStore(Protocol):
     def acquire(self, key: str, owner: str, ttl: float) -> bool: ...
-    def renew(self, key: str, owner: str, ttl: float) -> bool: ...
+    def renew_many(self, held: list[tuple[str, str]], ttl: float) -> list[bool]: ...
     def release(self, key: str, owner: str) -> None: ...
     def holder(self, key: str) -> str | None: ...
 
@@ -47,8 +47,12 @@ class RedisLeases:
     def acquire(self, key: str, owner: str, ttl: float) -> bool:
         return bool(self.client.set(self.prefix + key, owner, nx=True, px=max(1, int(ttl * 1000))))
 
-    def renew(self, key: str, owner: str, ttl: float) -> bool:
-        return bool(self._renew(keys=[self.prefix + key], args=[owner, max(1, int(ttl * 1000))]))
+    def renew_many(self, held: list[tuple[str, str]], ttl: float) -> list[bool]:
+        """Renew many (key, owner) leases in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for key, owner in held:
+            self._renew(keys=[self.prefix + key], args=[owner, max(1, int(ttl * 1000))], client=pipe)
+        return [bool(done) for done in pipe.execute()]
 
     def release(self, key: str, owner: str) -> None:
         self._release(keys=[self.prefix + key], args=[owner])
@@ -74,28 +78,35 @@ class SqliteLeases:
             self._local.conn = conn
         return conn
 
-    def _write(self, key: str, owner: str, ttl: float, *, must_own: bool) -> bool:
+    def _write(self, held: list[tuple[str, str]], ttl: float, *, must_own: bool) -> list[bool]:
+        """Take or renew each (key, owner) in one write transaction."""
         conn = self._conn()
         now = time.time()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
-            held_by_other = row is not None and row[1] > now and row[0] != owner
-            if held_by_other or (must_own and (row is None or row[0] != owner)):
-                conn.execute("COMMIT")
-                return False
-            conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, now + ttl))
+            done = [self._write_one(conn, key, owner, now, ttl, must_own=must_own) for key, owner in held]
             conn.execute("COMMIT")
-            return True
+            return done
         except BaseException:
             conn.execute("ROLLBACK")
             raise
 
-    def acquire(self, key: str, owner: str, ttl: float) -> bool:
-        return self._write(key, owner, ttl, must_own=False)
+    @staticmethod
+    def _write_one(
+        conn: sqlite3.Connection, key: str, owner: str, now: float, ttl: float, *, must_own: bool
+    ) -> bool:
+        row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
+        held_by_other = row is not None and row[1] > now and row[0] != owner
+        if held_by_other or (must_own and (row is None or row[0] != owner)):
+            return False
+        conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, now + ttl))
+        return True
 
-    def renew(self, key: str, owner: str, ttl: float) -> bool:
-        return self._write(key, owner, ttl, must_own=True)
+    def acquire(self, key: str, owner: str, ttl: float) -> bool:
+        return self._write([(key, owner)], ttl, must_own=False)[0]
+
+    def renew_many(self, held: list[tuple[str, str]], ttl: float) -> list[bool]:
+        return self._write(held, ttl, must_own=True)
 
     def release(self, key: str, owner: str) -> None:
         self._conn().execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
@@ -141,8 +152,9 @@ def new_owner() -> str:
 
 
 class _Renewer:
-    """One thread per process renews every lease held in it, each every third of its time to live, so a
-    process playing hundreds of matches runs one renewal thread, not hundreds."""
+    """One thread per process renews every lease held in it, each every third of its time to live, in one
+    round trip per store: a process playing hundreds of matches runs one renewal thread, not hundreds, and
+    a busy interpreter delays it by one wait for the GIL, not one per lease."""
 
     def __init__(self) -> None:
         self._held: dict[int, tuple[Lease, float]] = {}  # id(lease) -> (lease, next renewal, monotonic)
@@ -174,10 +186,24 @@ class _Renewer:
     def _run(self) -> None:
         while True:
             due, wait = self._due()
+            batches: dict[tuple[int, float], list[Lease]] = {}
             for lease in due:
-                lease.renew_once()
+                batches.setdefault((id(lease.leases), lease.ttl), []).append(lease)
+            for batch in batches.values():
+                _renew_batch(batch)
             self._wake.wait(wait)
             self._wake.clear()
+
+
+def _renew_batch(batch: list[Lease]) -> None:
+    """Renew leases of one store and ttl in one round trip; mark the ones found gone or taken as lost."""
+    try:
+        renewed = batch[0].leases.renew_many([(lease.key, lease.owner) for lease in batch], batch[0].ttl)
+    except Exception:  # a store hiccup: try again next period; a lease lasts three of them
+        return
+    for lease, ok in zip(batch, renewed, strict=True):
+        if not ok:
+            lease.mark_lost()
 
 
 _RENEWER = _Renewer()
@@ -202,15 +228,9 @@ class Lease:
             _RENEWER.add(self)
         return self
 
-    def renew_once(self) -> None:
-        if self.lost:
-            return
-        try:
-            if not self.leases.renew(self.key, self.owner, self.ttl):
-                self.lost = True
-                _RENEWER.remove(self)
-        except Exception:  # a store hiccup: try again next period; the lease lasts three of them
-            return
+    def mark_lost(self) -> None:
+        self.lost = True
+        _RENEWER.remove(self)
 
     def __exit__(self, *exc: object) -> None:
         _RENEWER.remove(self)
