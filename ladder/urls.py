@@ -5,6 +5,7 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+from ladder.core.metrics import metrics_view
 from ladder.core.throttles import auth_throttled
 
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("ladder.api_urls")),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("", include("ladder.tournaments.urls")),
     path("", include("ladder.web.urls")),
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings.base")
 
@@ -51,3 +51,11 @@ def _after_fork(**_: object) -> None:
 
     seats.reset_after_fork()
     leases.reset_after_fork()
+
+
+@worker_init.connect
+def _serve_metrics(**_: object) -> None:
+    """The worker's Prometheus endpoint, when CARAVANSERAI_WORKER_METRICS_PORT is set (`workers.metrics`)."""
+    from workers import metrics
+
+    metrics.serve_from_env()

@@ -43,7 +43,7 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from engine_service.referee import MatchAborted, TimeControl
+from engine_service.referee import MatchAborted, MatchRecord, Seat, TimeControl
 from engine_service.referee import run_match as referee_run_match
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.services import (
@@ -51,7 +51,7 @@ from ladder.matches.services import (
     match_record_infrastructure_failure,
     match_record_result,
 )
-from workers import leases
+from workers import leases, metrics
 from workers.celery_app import app
 from workers.config import WorkerSettings
 from workers.seats import build_seats
@@ -98,14 +98,17 @@ def run_match(self: Task, match_id: int) -> str:
         log.error("run_match needs an integer match id, got %r", match_id)
         return "not-runnable"
     close_old_connections()
+    outcome = "raised"  # a retry (or an unexpected error) leaves as an exception
     try:
-        return _run_leased(self, match_id)
+        outcome = _run_leased(self, match_id)
     except MaxRetriesExceededError:
         # the match is not lost: it stays QUEUED or RUNNING, and `sweep_stale` sends it again later
         log.error("match %s: task retried %d times; dropped, left to the sweep", match_id, self.max_retries)
-        return "dropped"
+        outcome = "dropped"
     finally:
+        metrics.TASK_OUTCOMES.labels(outcome).inc()
         connection.close()  # a pool thread holds no database connection while it waits for its next match
+    return outcome
 
 
 def _run_leased(task: Task, match_id: int) -> str:
@@ -115,10 +118,12 @@ def _run_leased(task: Task, match_id: int) -> str:
                 if _status(match_id) in (*FINAL, None):
                     return "not-runnable"
                 # another live process plays it; look again once its lease could have lapsed
+                metrics.RETRIES.labels("lease-held").inc()
                 raise task.retry(countdown=SETTINGS.lease_seconds)
             return _play(task, match_id, lease)
     except (redis.RedisError, sqlite3.Error) as exc:  # the lease store itself is unreachable
         log.warning("match %s: lease store unavailable (%s); retrying", match_id, exc)
+        metrics.RETRIES.labels("lease-store").inc()
         raise task.retry(countdown=backoff_seconds(task.request.retries)) from exc
 
 
@@ -136,6 +141,24 @@ def _stop_check(lease: leases.Lease) -> Callable[[], str | None]:
     return should_stop
 
 
+def _referee(match: Match, seats: list[Seat], lease: leases.Lease) -> MatchRecord:
+    """The referee's run of `match`, counted in this process's metrics."""
+    game = match.ladder.game_id
+    decisions = metrics.DECISIONS.labels(game)
+    with metrics.MATCHES_IN_FLIGHT.labels(game).track_inprogress(), metrics.MATCH_SECONDS.labels(game).time():
+        return referee_run_match(
+            game,
+            match.ladder.num_players,
+            match.seed,
+            seats,
+            match.ladder.options,
+            match_id=str(match.pk),
+            time_control=time_control(),
+            should_stop=_stop_check(lease),
+            on_step=lambda state, record: decisions.inc(),
+        )
+
+
 def _play(task: Task, match_id: int, lease: leases.Lease) -> str:
     try:
         if _status(match_id) is None:
@@ -148,16 +171,7 @@ def _play(task: Task, match_id: int, lease: leases.Lease) -> str:
         seats = build_seats(match, reconnect_grace=SETTINGS.reconnect_grace)
         connection.close()  # none held while the match waits on its bots; recording opens a new one
         log.info("match %s on %s: playing (%s)", match_id, ladder.slug, ", ".join(s.name for s in seats))
-        record = referee_run_match(
-            ladder.game_id,
-            ladder.num_players,
-            match.seed,
-            seats,
-            ladder.options,
-            match_id=str(match.pk),
-            time_control=time_control(),
-            should_stop=_stop_check(lease),
-        )
+        record = _referee(match, seats, lease)
         if lease.lost:  # lost while the last decision was out: another process may hold the match now
             raise MatchAborted(LEASE_LOST)
         recorded = match_record_result(match_id=match_id, record=record)
@@ -179,6 +193,7 @@ def _play(task: Task, match_id: int, lease: leases.Lease) -> str:
 
 def _infrastructure_failure(task: Task, match_id: int, reason: str) -> str:
     log.warning("match %s: infrastructure failure: %s", match_id, reason)
+    metrics.INFRASTRUCTURE_FAILURES.labels(reason.partition(":")[0]).inc()
     if connection.connection is not None and not connection.is_usable():
         connection.close()
     try:
@@ -187,8 +202,10 @@ def _infrastructure_failure(task: Task, match_id: int, reason: str) -> str:
     except DatabaseError as exc:
         # the database itself is down: the match stays RUNNING, which `match_mark_running` accepts on retry
         connection.close()
+        metrics.RETRIES.labels("database").inc()
         raise task.retry(countdown=backoff_seconds(task.request.retries)) from exc
     if status == MatchStatus.QUEUED:
+        metrics.RETRIES.labels("infrastructure").inc()
         raise task.retry(countdown=backoff_seconds(task.request.retries))
     return "error"
 

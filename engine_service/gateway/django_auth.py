@@ -1,7 +1,7 @@
 """The Django-backed token verifier: asks the ladder's bot records, and forwards revocations to gateways.
 
 Layer: gateway adapter to the ladder. Django is imported only here, lazily, after `django.setup()` with
-`ladder.settings` (or DJANGO_SETTINGS_MODULE). The selector runs through asgiref's `sync_to_async` so the
+`ladder.settings.base` (or DJANGO_SETTINGS_MODULE). The selector runs through asgiref's `sync_to_async` so the
 gateway's event loop never blocks on the database.
 
 Revocation crosses processes: the ladder sends `ladder.bots.signals.bot_token_revoked(bot_id=)` in its own
@@ -24,7 +24,7 @@ _publisher_lock = threading.Lock()
 _publisher_connected = False
 
 
-def setup_django(settings_module: str = "ladder.settings") -> None:
+def setup_django(settings_module: str = "ladder.settings.base") -> None:
     import django
     from django.apps import apps
 
@@ -36,7 +36,7 @@ def setup_django(settings_module: str = "ladder.settings") -> None:
 class DjangoVerifier:
     """`TokenVerifier` over `ladder.bots.selectors.bot_identity_for_token` (tokens are stored hashed there)."""
 
-    def __init__(self, settings_module: str = "ladder.settings") -> None:
+    def __init__(self, settings_module: str = "ladder.settings.base") -> None:
         setup_django(settings_module)
         from ladder.bots.signals import bot_token_revoked
 

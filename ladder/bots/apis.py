@@ -14,6 +14,7 @@ from engine_service.games import list_games
 from ladder.bots import selectors, services
 from ladder.bots.models import Bot
 from ladder.core.api import parse_query
+from ladder.core.schema import GameIdField
 from ladder.ratings.selectors import bot_ratings, rating_history
 
 
@@ -51,7 +52,7 @@ def _game_choices() -> list[str]:
 
 class BotCreateInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=40)
-    games = serializers.ListField(child=serializers.CharField(max_length=60), min_length=1, max_length=20)
+    games = serializers.ListField(child=GameIdField(max_length=60), min_length=1, max_length=20)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
     max_concurrent = serializers.IntegerField(min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, default=1)
 
@@ -59,7 +60,7 @@ class BotCreateInputSerializer(serializers.Serializer):
 class BotUpdateInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=40, required=False)
     games = serializers.ListField(
-        child=serializers.CharField(max_length=60), min_length=1, max_length=20, required=False
+        child=GameIdField(max_length=60), min_length=1, max_length=20, required=False
     )
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
     max_concurrent = serializers.IntegerField(

@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.core.api import LeaderboardCursor, parse_query
+from ladder.core.schema import game_ids
 from ladder.ladders import selectors
 from ladder.ladders.models import Ladder
 from ladder.ratings.cache import leaderboard_cache_key
@@ -47,10 +48,13 @@ class GameListApi(APIView):
         return Response(selectors.game_list())
 
 
+GAME_ID = OpenApiParameter("game_id", str, OpenApiParameter.PATH, enum=game_ids())
+
+
 class GameDetailApi(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(responses=GameSerializer)
+    @extend_schema(parameters=[GAME_ID], responses=GameSerializer)
     def get(self, request: Request, game_id: str) -> Response:
         try:
             return Response(selectors.game_get(game_id=game_id))
@@ -65,7 +69,10 @@ class GameBoardApi(APIView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
-        responses=inline_serializer("Board", {"spaces": serializers.ListField(child=serializers.DictField())})
+        parameters=[GAME_ID],
+        responses=inline_serializer(
+            "Board", {"spaces": serializers.ListField(child=serializers.DictField())}
+        ),
     )
     def get(self, request: Request, game_id: str) -> Response:
         try:
@@ -75,7 +82,7 @@ class GameBoardApi(APIView):
 
 
 class LadderOutputSerializer(serializers.ModelSerializer):
-    rated_bots = serializers.IntegerField(read_only=True, required=False)
+    rated_bots = serializers.IntegerField(read_only=True, help_text="active bots with a rated game here")
 
     class Meta:
         model = Ladder
@@ -109,9 +116,7 @@ class LadderListApi(APIView):
     @extend_schema(parameters=[LadderListFilterSerializer], responses=LadderOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
         filters = parse_query(LadderListFilterSerializer, request)
-        ladders = selectors.ladder_list(game_id=filters.get("game")).annotate(
-            rated_bots=Count("ratings", filter=Q(ratings__games__gt=0, ratings__bot__active=True))
-        )
+        ladders = selectors.ladder_list(game_id=filters.get("game"))
         return Response(LadderOutputSerializer(ladders, many=True).data)
 
 

@@ -7,7 +7,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from engine_service.games import InvalidOptions, get_game, list_games
 from ladder.ladders.models import Ladder
@@ -49,11 +49,20 @@ def ladder_list(*, game_id: str | None = None, include_inactive: bool = False) -
         ladders = ladders.filter(active=True)
     if game_id:
         ladders = ladders.filter(game_id=game_id)
-    return ladders.order_by("game_id", "num_players", "slug")  # explicit: an aggregate drops Meta.ordering
+    return _with_rated_bots(ladders).order_by(
+        "game_id", "num_players", "slug"
+    )  # an aggregate drops Meta.ordering
+
+
+def _with_rated_bots(ladders: QuerySet[Ladder]) -> QuerySet[Ladder]:
+    """`rated_bots`: active bots with at least one rated game on the ladder."""
+    return ladders.annotate(
+        rated_bots=Count("ratings", filter=Q(ratings__games__gt=0, ratings__bot__active=True))
+    )
 
 
 def ladder_get(*, ladder_id: int) -> Ladder:
     try:
-        return Ladder.objects.get(pk=ladder_id)
+        return _with_rated_bots(Ladder.objects.filter(pk=ladder_id)).get()
     except Ladder.DoesNotExist as exc:
         raise Ladder.DoesNotExist(f"no ladder with id {ladder_id}") from exc

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.core.api import NewestFirstCursor, parse_query
+from ladder.core.schema import cursor_page
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.seeds import SEED_BITS
@@ -81,6 +82,7 @@ class MatchOutputSerializer(serializers.ModelSerializer):
         return match.status == MatchStatus.DONE and selectors.match_secrets_revealed(match=match)
 
 
+@extend_schema_field({"type": "string", "format": "date-time"})
 class DateOrDateTimeField(serializers.Field):
     """An ISO date (midnight UTC) or date-time, converted to UTC."""
 
@@ -129,7 +131,11 @@ class MatchCreateInputSerializer(serializers.Serializer):
 class MatchListApi(APIView):
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
 
-    @extend_schema(parameters=[MatchFilterSerializer], responses=MatchOutputSerializer(many=True))
+    @extend_schema(
+        parameters=[MatchFilterSerializer],
+        responses=cursor_page("Match", MatchOutputSerializer(many=True)),
+        operation_id="matches_list",
+    )
     def get(self, request: Request) -> Response:
         filters = parse_query(MatchFilterSerializer, request)
         matches = selectors.match_list(

@@ -43,6 +43,7 @@ class ReplayFrameApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("seat", int, description="a seat's view; omit for the spectator")],
         responses=dict,
+        operation_id="matches_frame_retrieve",
     )
     def get(self, request: Request, match_id: int, step: int) -> Response:
         query = parse_query(SeatQuerySerializer, request)

@@ -187,7 +187,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "ladder.core.schema.LadderAutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "ladder.core.exceptions.api_exception_handler",
     "DEFAULT_RENDERER_CLASSES": [
@@ -205,6 +205,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",  # pinned, installed assets (drf-spectacular-sidecar): works offline
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "MatchStatusEnum": "ladder.matches.models.MatchStatus",
+        "TournamentStatusEnum": "ladder.tournaments.models.TournamentStatus",
+        "TournamentFormatEnum": "ladder.tournaments.models.TournamentFormat",
+    },
 }
 
 # Transport security: off by default (plain HTTP on localhost); infra/README.md has the production values.
@@ -228,6 +233,7 @@ CONTENT_SECURITY_POLICY = os.environ.get(
 LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3"))
 LADDER_LEADERBOARD_CACHE_SECONDS = int(os.environ.get("LADDER_LEADERBOARD_CACHE_SECONDS", "300"))
 LADDER_VERIFY_RECORDS = env_bool("LADDER_VERIFY_RECORDS", True)
+LADDER_METRICS_TOKEN = os.environ.get("LADDER_METRICS_TOKEN", "")  # set: /metrics needs it as a bearer token
 LADDER_TOKEN_DAYS = int(os.environ.get("LADDER_TOKEN_DAYS", "30"))  # user API tokens expire after this
 LADDER_TOKENS_PER_USER = 10  # a new token beyond this many live ones revokes the oldest
 # The key of every derived seed (house bots', tournament tables'): `ladder.matches.seeds`.

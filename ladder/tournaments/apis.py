@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.core.api import NewestFirstCursor
+from ladder.core.schema import cursor_page
 from ladder.tournaments import selectors, services
 from ladder.tournaments.models import Tournament, TournamentFormat, TournamentStatus
 
@@ -54,6 +55,24 @@ class TournamentOutputSerializer(serializers.ModelSerializer):
         return count if count is not None else t.entries.count()
 
 
+class TournamentDetailOutputSerializer(TournamentOutputSerializer):
+    """The tournament with its standings, crosstable and rounds (documentation of the detail body)."""
+
+    standings = serializers.ListField(child=serializers.DictField())
+    crosstable = serializers.DictField()
+    rounds = serializers.ListField(child=serializers.DictField())
+    rounds_played = serializers.IntegerField()
+
+    class Meta(TournamentOutputSerializer.Meta):
+        fields = [
+            *TournamentOutputSerializer.Meta.fields,
+            "standings",
+            "crosstable",
+            "rounds",
+            "rounds_played",
+        ]
+
+
 class TournamentCreateInputSerializer(serializers.Serializer):
     ladder = serializers.IntegerField()
     bots = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=64)
@@ -72,7 +91,10 @@ def _start(tournament_id: int) -> None:
 class TournamentListApi(APIView):
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
 
-    @extend_schema(responses=TournamentOutputSerializer(many=True))
+    @extend_schema(
+        responses=cursor_page("Tournament", TournamentOutputSerializer(many=True)),
+        operation_id="tournaments_list",
+    )
     def get(self, request: Request) -> Response:
         paginator = NewestFirstCursor()
         page = paginator.paginate_queryset(selectors.tournament_list(), request, view=self)
@@ -103,7 +125,7 @@ class TournamentListApi(APIView):
 class TournamentDetailApi(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(responses=TournamentOutputSerializer)
+    @extend_schema(responses=TournamentDetailOutputSerializer)
     def get(self, request: Request, tournament_id: int) -> Response:
         data = selectors.tournament_standings(tournament_id=tournament_id)
         body = TournamentOutputSerializer(data["tournament"]).data
