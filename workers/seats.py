@@ -23,8 +23,8 @@ from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, Seat
 from engine_service.referee.search_pool import PooledHouseSeat, SearchPool
 from ladder.matches.house import house_seed
-from workers.config import WorkerSettings
 from ladder.matches.models import Match
+from workers.config import WorkerSettings
 
 _registry: SessionRegistry | None = None
 _registry_pid: int | None = None
