@@ -6,16 +6,29 @@ from __future__ import annotations
 
 import json
 import signal
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
-from tests.workers.stack import Stack, wait_for
+from tests.workers.stack import Stack, free_port, wait_for
 
 pytestmark = pytest.mark.slow
 
 NO_MATCHMAKING = {"CARAVANSERAI_MATCHMAKING_SECONDS": "3600"}
+
+
+def scrape(port: int) -> dict[str, float]:
+    """A Prometheus endpoint's samples, summed over labels, by sample name."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    totals: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+    return totals
 
 
 def seatings(stack: Stack, n: int, *, house_second: bool = False) -> list[list[int]]:
@@ -27,7 +40,8 @@ def seatings(stack: Stack, n: int, *, house_second: bool = False) -> list[list[i
 
 @pytest.fixture
 def twenty_match_stack(tmp_path: Path) -> Iterator[Stack]:
-    stack = Stack(tmp_path, workers=1, bot_delay=0.03, bot_concurrency=16, env=NO_MATCHMAKING)
+    env = {**NO_MATCHMAKING, "CARAVANSERAI_WORKER_METRICS_PORT": str(free_port())}
+    stack = Stack(tmp_path, workers=1, bot_delay=0.03, bot_concurrency=16, env=env)
     yield stack.start()
     stack.stop()
 
@@ -40,6 +54,9 @@ def test_a_worker_killed_while_playing_twenty_matches_loses_none_and_rates_none_
     wait_for(lambda: stack.count("RUNNING", ids) == 20, 90, "20 matches running in one worker process")
     holders = {stack.lease_holder_pid(i) for i in ids}
     assert len(holders) == 1 and None not in holders  # all 20 in the one process
+    seen = scrape(int(stack.env["CARAVANSERAI_WORKER_METRICS_PORT"]))
+    assert seen["caravanserai_worker_matches_in_flight"] == 20
+    assert seen["caravanserai_worker_decisions_total"] > 0
     stack.procs["worker1"].kill(signal.SIGKILL)
     stack.start_worker("worker2")
     wait_for(lambda: stack.count("DONE", ids) == 20, 240, "all 20 matches to finish in the new worker")
