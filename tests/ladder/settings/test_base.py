@@ -47,6 +47,8 @@ def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_development_key_is_refused_outside_debug_and_demo(tmp_path):
     refused = manage(base_env(tmp_path), "check")
     assert refused.returncode != 0 and "DJANGO_SECRET_KEY is not set" in refused.stderr
+    placeholder = manage(base_env(tmp_path, DJANGO_SECRET_KEY="change-me-in-production"), "check")
+    assert placeholder.returncode != 0 and "DJANGO_SECRET_KEY is not set" in placeholder.stderr
     assert manage(base_env(tmp_path, CARAVANSERAI_DEMO="1"), "check").returncode == 0
     assert manage(base_env(tmp_path, DJANGO_DEBUG="1"), "check").returncode == 0
 
