@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from ladder.ladders.models import Ladder
 from ladder.ratings import elo
@@ -113,9 +114,29 @@ _FIELDS = ("elo", "mu", "sigma", "games", "wins", "last_played_at", "last_match_
 def ratings_recompute(*, write: bool = True) -> RecomputeReport:
     """Rebuild every rating from the ledger (in ledger order, with each ladder's parameters) and compare
     with the stored table. Ledger rows whose before/after values the rebuild does not reproduce are
-    reported; with `write`, rating rows that differ are overwritten with the rebuilt values."""
-    report = RecomputeReport()
-    ladders = {ladder.pk: ladder for ladder in Ladder.objects.all()}
+    reported; with `write`, rating rows that differ are overwritten with the rebuilt values.
+
+    The ledger and the ratings are read in one snapshot (one transaction: REPEATABLE READ on PostgreSQL;
+    on SQLite the ladder's transactions take the write lock, so results wait for the few milliseconds of the
+    rebuild), so results recorded meanwhile never show as a difference. On PostgreSQL a concurrent result
+    that touches a row being rewritten makes the write fail (run it again)."""
+    outermost = not connection.in_atomic_block  # inside a caller's transaction, its snapshot is the one
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        ladders = {ladder.pk: ladder for ladder in Ladder.objects.all()}
+        report = RecomputeReport()
+        running = _rebuild_from_ledger(ladders, report)
+        changed, missing = _compare_with_stored(ladders, running, report)
+        if write:
+            _write_rebuilt(changed, missing, report)
+    return report
+
+
+def _rebuild_from_ledger(
+    ladders: dict[int, Ladder], report: RecomputeReport
+) -> dict[tuple[int, int], _Running]:
     running: dict[tuple[int, int], _Running] = {}
     groups: dict[int, list[RatingLedger]] = {}
     for row in RatingLedger.objects.order_by("id").iterator(chunk_size=2000):
@@ -147,57 +168,55 @@ def ratings_recompute(*, write: bool = True) -> RecomputeReport:
             state.last_match_id = match_id
         report.matches += 1
         report.ledger_rows += len(rows)
-    with transaction.atomic():
-        stored_rows = list(Rating.objects.select_for_update().order_by("id"))
-        changed = []
-        for rating in stored_rows:
-            ladder = ladders[rating.ladder_id]
-            state = running.pop((rating.ladder_id, rating.bot_id), None) or _Running(
-                elo.initial(ladder.params)
+    return running
+
+
+def _rebuilt_fields(state: _Running) -> dict[str, Any]:
+    return {
+        "elo": state.rating.elo,
+        "mu": state.rating.mu,
+        "sigma": state.rating.sigma,
+        "games": state.games,
+        "wins": state.wins,
+        "last_played_at": state.last_played_at,
+        "last_match_id": state.last_match_id,
+    }
+
+
+def _compare_with_stored(
+    ladders: dict[int, Ladder], running: dict[tuple[int, int], _Running], report: RecomputeReport
+) -> tuple[list[Rating], list[Rating]]:
+    """The stored rows that differ from the rebuild (set to the rebuilt values) and the missing rows."""
+    changed = []
+    for rating in Rating.objects.order_by("id"):
+        state = running.pop((rating.ladder_id, rating.bot_id), None) or _Running(
+            elo.initial(ladders[rating.ladder_id].params)
+        )
+        rebuilt = _rebuilt_fields(state)
+        diffs = [
+            f"{name} {getattr(rating, name)!r} -> {rebuilt[name]!r}"
+            for name in _FIELDS
+            if getattr(rating, name) != rebuilt[name]
+        ]
+        if diffs:
+            report.rating_differences.append(
+                f"ladder {rating.ladder_id} bot {rating.bot_id}: " + ", ".join(diffs)
             )
-            rebuilt = {
-                "elo": state.rating.elo,
-                "mu": state.rating.mu,
-                "sigma": state.rating.sigma,
-                "games": state.games,
-                "wins": state.wins,
-                "last_played_at": state.last_played_at,
-                "last_match_id": state.last_match_id,
-            }
-            diffs = [
-                f"{name} {getattr(rating, name)!r} -> {rebuilt[name]!r}"
-                for name in _FIELDS
-                if getattr(rating, name) != rebuilt[name]
-            ]
-            if diffs:
-                report.rating_differences.append(
-                    f"ladder {rating.ladder_id} bot {rating.bot_id}: " + ", ".join(diffs)
-                )
-                for name, value in rebuilt.items():
-                    setattr(rating, name, value)
-                changed.append(rating)
-        missing = []
-        for (ladder_id, bot_id), state in running.items():
-            report.rating_differences.append(f"ladder {ladder_id} bot {bot_id}: rating row missing")
-            missing.append(
-                Rating(
-                    ladder_id=ladder_id,
-                    bot_id=bot_id,
-                    elo=state.rating.elo,
-                    mu=state.rating.mu,
-                    sigma=state.rating.sigma,
-                    games=state.games,
-                    wins=state.wins,
-                    last_played_at=state.last_played_at,
-                    last_match_id=state.last_match_id,
-                )
-            )
-        if write:
-            if changed:
-                Rating.objects.bulk_update(changed, [*_FIELDS[:-1], "last_match"])
-            if missing:
-                Rating.objects.bulk_create(missing)
-            report.ratings_written = len(changed) + len(missing)
-            for ladder_id in {r.ladder_id for r in changed} | {r.ladder_id for r in missing}:
-                transaction.on_commit(lambda lid=ladder_id: leaderboard_cache_invalidate(ladder_id=lid))
-    return report
+            for name, value in rebuilt.items():
+                setattr(rating, name, value)
+            changed.append(rating)
+    missing = []
+    for (ladder_id, bot_id), state in running.items():
+        report.rating_differences.append(f"ladder {ladder_id} bot {bot_id}: rating row missing")
+        missing.append(Rating(ladder_id=ladder_id, bot_id=bot_id, **_rebuilt_fields(state)))
+    return changed, missing
+
+
+def _write_rebuilt(changed: list[Rating], missing: list[Rating], report: RecomputeReport) -> None:
+    if changed:
+        Rating.objects.bulk_update(changed, [*_FIELDS[:-1], "last_match"])
+    if missing:
+        Rating.objects.bulk_create(missing)
+    report.ratings_written = len(changed) + len(missing)
+    for ladder_id in {r.ladder_id for r in changed} | {r.ladder_id for r in missing}:
+        transaction.on_commit(lambda lid=ladder_id: leaderboard_cache_invalidate(ladder_id=lid))

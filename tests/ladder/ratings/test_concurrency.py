@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 
 import pytest
 from django.db import connection
@@ -92,3 +93,27 @@ def test_concurrent_results_apply_exactly_once(ladder2, ladder4, make_bot):
                 assert row.elo_before == previous.elo_after
     report = ratings_recompute(write=False)
     assert report.identical, (report.ledger_mismatches, report.rating_differences)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_check_while_results_are_recorded_always_sees_one_consistent_snapshot(ladder2, make_bot):
+    bots = [make_bot() for _ in range(4)]
+    jobs = []
+    for seed in range(300, 330):
+        match = match_create(
+            ladder_id=ladder2.pk, bot_ids=[bots[seed % 4].pk, bots[(seed + 1) % 4].pk], seed=seed
+        )
+        assert match_mark_running(match_id=match.pk)
+        jobs.append((match.pk, make_record(match)))
+    checks: list[bool] = []
+    recording = threading.Thread(target=_apply_all, args=(jobs, 1))
+    recording.start()
+    try:
+        while recording.is_alive():
+            checks.append(ratings_recompute(write=False).identical)
+            time.sleep(0.02)  # on SQLite each check holds the write lock: let the recorder have turns
+    finally:
+        recording.join(timeout=120)
+        connection.close()
+    assert len(checks) >= 3 and all(checks), checks
+    assert RatingLedger.objects.count() == 60
