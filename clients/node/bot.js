@@ -11,6 +11,8 @@
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+// Reconnect delays double from 250 ms up to this (with jitter), well inside the server's 10 s reconnect grace.
+const MAX_BACKOFF_MS = 4000;
 
 function parseArgs(argv) {
   const args = {
@@ -162,7 +164,7 @@ function main() {
       }
       if (!args.reconnect || stopping) process.exit(1);
       const delay = backoffMs * (0.5 + rng() / 2);
-      backoffMs = Math.min(15000, backoffMs * 2);
+      backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
       setTimeout(connect, delay);
     });
     call.on('end', () => {

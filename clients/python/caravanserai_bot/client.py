@@ -71,6 +71,11 @@ def _fault(f: bot_pb2.Fault) -> Fault:
     return Fault(f.seat, f.step, kind, f.reason, f.action_id, f.fallback_action_id, f.forfeit)
 
 
+# Reconnect delays double from 0.25 s up to this, with jitter: it stays well inside the server's reconnect
+# grace (10 s, counted from when a gateway is available again), so a restart never costs a match.
+MAX_BACKOFF_SECONDS = 4.0
+
+
 class Client:
     def __init__(
         self,
@@ -80,7 +85,7 @@ class Client:
         *,
         reconnect: bool = True,
         initial_backoff: float = 0.25,
-        max_backoff: float = 15.0,
+        max_backoff: float = MAX_BACKOFF_SECONDS,
         max_matches: int | None = None,
     ) -> None:
         self.bot = bot
