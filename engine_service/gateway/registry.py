@@ -4,7 +4,10 @@ Layer: gateway state shared between processes. Gateways write it (register, hear
 unregister); workers' remote seats and matchmaking read it. Two backends behind one interface, same code
 paths: `RedisRegistry` when REDIS_URL is set, `SqliteRegistry` (a file under var/, no server) otherwise.
 Liveness is by heartbeat: a gateway refreshes its sessions every few seconds, and readers ignore sessions
-of gateways silent for longer than the TTL, so a killed gateway's sessions vanish by themselves.
+of gateways silent for longer than the TTL, so a killed gateway's sessions vanish by themselves. A
+registry object remembers the sessions registered through it, and every heartbeat writes them whole, so
+a store that lost its data (Redis restarted empty) holds every open session again one heartbeat later,
+without any bot reconnecting.
 It also carries bot revocations between processes (the ladder publishes, gateways poll).
 Synchronous on purpose (workers are synchronous); the gateway calls it through `asyncio.to_thread`.
 It must not import gRPC or Django.
@@ -16,7 +19,7 @@ import json
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -130,6 +133,30 @@ def online_bots(registry: SessionRegistry, game_id: str | None = None) -> list[O
     return bots
 
 
+class _RememberedSessions:
+    """The sessions registered through this registry object, as last written (the gateway's own)."""
+
+    def __init__(self) -> None:
+        self._mine: dict[str, SessionInfo] = {}
+
+    def _remember(self, session: SessionInfo) -> None:
+        self._mine[session.session_id] = session
+
+    def _forget(self, session_id: str) -> None:
+        self._mine.pop(session_id, None)
+
+    def _remember_matches(self, session_id: str, matches: int) -> None:
+        known = self._mine.get(session_id)
+        if known is not None:
+            self._mine[session_id] = replace(known, matches=matches)
+
+    def _beating(self, gateway_id: str, session_ids: list[str], now: float) -> list[SessionInfo]:
+        """This gateway's remembered sessions among `session_ids`, stamped with this heartbeat (a heartbeat
+        refreshes only sessions registered through the same registry object: the gateway's own)."""
+        found = [self._mine[sid] for sid in session_ids if sid in self._mine]
+        return [replace(s, heartbeat_at=now) for s in found if s.gateway_id == gateway_id]
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS gateways (
     gateway_id TEXT PRIMARY KEY, relay_address TEXT NOT NULL, heartbeat_at REAL NOT NULL);
@@ -143,10 +170,11 @@ CREATE TABLE IF NOT EXISTS revocations (
 """
 
 
-class SqliteRegistry:
+class SqliteRegistry(_RememberedSessions):
     """The embedded default: one SQLite file (WAL) shared by every gateway and worker on this machine."""
 
     def __init__(self, path: str | Path, *, ttl: float = 10.0) -> None:
+        super().__init__()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.ttl = ttl
@@ -163,38 +191,44 @@ class SqliteRegistry:
             self._local.conn = conn
         return conn
 
+    @staticmethod
+    def _row(session: SessionInfo) -> tuple[Any, ...]:
+        return (
+            session.session_id,
+            session.bot_id,
+            session.bot_name,
+            session.gateway_id,
+            session.relay_address,
+            json.dumps(list(session.games)),
+            session.capacity,
+            session.matches,
+            session.connected_at,
+            session.heartbeat_at,
+        )
+
     def register(self, session: SessionInfo) -> None:
+        self._remember(session)
         self._conn().execute(
-            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (
-                session.session_id,
-                session.bot_id,
-                session.bot_name,
-                session.gateway_id,
-                session.relay_address,
-                json.dumps(list(session.games)),
-                session.capacity,
-                session.matches,
-                session.connected_at,
-                session.heartbeat_at,
-            ),
+            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)", self._row(session)
         )
 
     def unregister(self, session_id: str) -> None:
+        self._forget(session_id)
         self._conn().execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
 
     def set_matches(self, session_id: str, matches: int) -> None:
+        self._remember_matches(session_id, matches)
         self._conn().execute("UPDATE sessions SET matches = ? WHERE session_id = ?", (matches, session_id))
 
     def heartbeat(self, gateway_id: str, relay_address: str, session_ids: list[str]) -> None:
         now = time.time()
+        mine = self._beating(gateway_id, session_ids, now)
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute("INSERT OR REPLACE INTO gateways VALUES (?,?,?)", (gateway_id, relay_address, now))
             conn.executemany(
-                "UPDATE sessions SET heartbeat_at = ? WHERE session_id = ? AND gateway_id = ?",
-                [(now, sid, gateway_id) for sid in session_ids],
+                "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)", [self._row(s) for s in mine]
             )
             conn.execute("DELETE FROM sessions WHERE heartbeat_at < ?", (now - 6 * self.ttl,))
             conn.execute("DELETE FROM gateways WHERE heartbeat_at < ?", (now - 6 * self.ttl,))
@@ -251,12 +285,13 @@ class SqliteRegistry:
             self._local.conn = None
 
 
-class RedisRegistry:
+class RedisRegistry(_RememberedSessions):
     """Sessions as Redis hashes with a TTL refreshed by the heartbeat; sets index them by bot."""
 
     def __init__(self, url: str, *, prefix: str = "cvs:gw", ttl: float = 10.0) -> None:
         import redis
 
+        super().__init__()
         self.client = redis.Redis.from_url(url, decode_responses=True)
         self.prefix = prefix
         self.ttl = ttl
@@ -267,17 +302,22 @@ class RedisRegistry:
     def _ttl_ms(self) -> int:
         return int(self.ttl * 1000)
 
-    def register(self, session: SessionInfo) -> None:
+    def _write(self, pipe: Any, session: SessionInfo) -> None:
         data = session.to_json()
         data["games"] = json.dumps(data["games"])
-        pipe = self.client.pipeline()
         pipe.hset(self._k("s", session.session_id), mapping=data)
         pipe.pexpire(self._k("s", session.session_id), self._ttl_ms())
         pipe.sadd(self._k("sessions"), session.session_id)
         pipe.sadd(self._k("gw", session.gateway_id), session.session_id)
+
+    def register(self, session: SessionInfo) -> None:
+        self._remember(session)
+        pipe = self.client.pipeline()
+        self._write(pipe, session)
         pipe.execute()
 
     def unregister(self, session_id: str) -> None:
+        self._forget(session_id)
         gateway_id = self.client.hget(self._k("s", session_id), "gateway_id")
         pipe = self.client.pipeline()
         pipe.delete(self._k("s", session_id))
@@ -287,17 +327,18 @@ class RedisRegistry:
         pipe.execute()
 
     def set_matches(self, session_id: str, matches: int) -> None:
+        self._remember_matches(session_id, matches)
         key = self._k("s", session_id)
         if self.client.exists(key):
             self.client.hset(key, "matches", matches)
 
     def heartbeat(self, gateway_id: str, relay_address: str, session_ids: list[str]) -> None:
         now = time.time()
+        mine = self._beating(gateway_id, session_ids, now)
         pipe = self.client.pipeline()
         pipe.hset(self._k("gateways"), gateway_id, json.dumps([relay_address, now]))
-        for sid in session_ids:
-            pipe.hset(self._k("s", sid), "heartbeat_at", now)
-            pipe.pexpire(self._k("s", sid), self._ttl_ms())
+        for session in mine:  # written whole: a store that lost them has them again
+            self._write(pipe, session)
         pipe.execute()
 
     def drop_gateway(self, *, gateway_id: str | None = None, relay_address: str | None = None) -> None:

@@ -89,3 +89,30 @@ def test_revocations_are_read_after_a_cursor(registry: SessionRegistry) -> None:
     revoked, cursor = registry.revocations_since(cursor)
     assert revoked == ["b1", "b2"]
     assert registry.revocations_since(cursor) == ([], cursor)
+
+
+def _lose_everything(registry: SessionRegistry) -> None:
+    """What a Redis restarted without its data (or a deleted registry file) leaves."""
+    if isinstance(registry, RedisRegistry):
+        for key in registry.client.scan_iter(f"{registry.prefix}:*"):
+            registry.client.delete(key)
+    else:
+        conn = registry._conn()
+        conn.execute("DELETE FROM sessions")
+        conn.execute("DELETE FROM gateways")
+
+
+def test_a_store_that_lost_its_data_has_every_open_session_again_after_one_heartbeat(
+    registry: SessionRegistry,
+) -> None:
+    registry.register(session("s1", "b1", "g1", capacity=3))
+    registry.register(session("s2", "b2", "g1"))
+    registry.register(session("gone", "b3", "g1"))
+    registry.set_matches("s1", 2)
+    registry.unregister("gone")
+    _lose_everything(registry)
+    assert registry.sessions() == [] and registry.live_gateways() == {}
+    registry.heartbeat("g1", "127.0.0.1:g1", ["s1", "s2"])
+    [b1, b2] = online_bots(registry)
+    assert (b1.bot_id, b1.capacity, b1.matches, b2.bot_id) == ("b1", 3, 2, "b2")
+    assert set(registry.live_gateways()) == {"g1"}
