@@ -5,6 +5,11 @@ only answer its own open requests, only for seats its stream holds), forwards re
 the right stream and waits for the answer under the deadline, and keeps the session registry current
 (register, match counts, heartbeat, unregister; revocations polled from it). It runs no match loop and no
 game rules, and it never blocks the event loop (registry calls go through `asyncio.to_thread`).
+
+A relayed decision is not decoded: the worker's serialized `DecisionRequest` is framed into the bot's
+`ServerMessage` with this gateway's deadline appended. The bot's clock (DESIGN D9) is `Pending`'s: it starts
+the moment the request is written to the bot's stream, the deadline timer starts at that same moment, and
+it stops when the answer is read (or the timer fires, or the stream ends).
 """
 
 from __future__ import annotations
@@ -14,19 +19,19 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
 
 from engine_service.gateway.auth import BotIdentity, TokenVerifier
 from engine_service.gateway.config import MIN_CLIENT_PING_INTERVAL_MS, GatewayConfig
-from engine_service.gateway.protocol import bot_pb2, now_ms, relay_pb2
+from engine_service.gateway.protocol import bot_pb2, frame_decision_request, now_ms, relay_pb2
 from engine_service.gateway.registry import SessionInfo, SessionRegistry, sessions_for_bot
 
 log = logging.getLogger("caravanserai.gateway")
 
-Writer = Callable[[bot_pb2.ServerMessage], Awaitable[None]]
+Writer = Callable[[bot_pb2.ServerMessage | bytes], Awaitable[None]]
 
 
 class Refusal(Exception):
@@ -64,14 +69,53 @@ class Answer:
     gateway_shutdown: bool = False
 
 
-@dataclass
 class Pending:
-    match_id: str
-    request_id: str
-    seat: int
-    legal: frozenset[str]
-    fallback: str
-    future: asyncio.Future[Answer]
+    """A decision request open on a bot's stream, and the bot's clock for it (DESIGN D9)."""
+
+    def __init__(self, call: relay_pb2.DecisionCall, loop: asyncio.AbstractEventLoop) -> None:
+        self.call = call
+        self.match_id = call.match_id
+        self.request_id = call.request_id
+        self.seat = call.seat
+        self.future: asyncio.Future[Answer] = loop.create_future()
+        self.sent_at: float | None = None
+        self.answered_at: float | None = None
+        self._loop = loop
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def legal(self) -> Sequence[str]:
+        return self.call.legal_action_ids
+
+    @property
+    def fallback(self) -> str:
+        return self.call.legal_action_ids[0] if self.call.legal_action_ids else ""
+
+    def start(self) -> bytes:
+        """At the moment of writing: start the clock and the deadline timer, frame the request."""
+        self.sent_at = self._loop.time()
+        limit_ms = self.call.time_limit_ms
+        self._timer = self._loop.call_later(limit_ms / 1000.0, self._expire)
+        return frame_decision_request(self.call.decision_request, now_ms() + limit_ms)
+
+    def _expire(self) -> None:
+        limit = self.call.time_limit_ms / 1000.0
+        self.resolve(Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s"))
+
+    def resolve(self, answer: Answer) -> None:
+        """The first answer wins (the bot's, the timer's or the stream's end); the clock stops there."""
+        if not self.future.done():
+            self.answered_at = self._loop.time()
+            self.future.set_result(answer)
+
+    def stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def bot_seconds(self) -> float:
+        if self.sent_at is None or self.answered_at is None:
+            return 0.0
+        return max(0.0, self.answered_at - self.sent_at)
 
 
 @dataclass
@@ -116,15 +160,25 @@ class Session:
     def bot_id(self) -> str:
         return self.identity.bot_id
 
-    async def send(self, message: bot_pb2.ServerMessage) -> None:
+    async def send(self, message: bot_pb2.ServerMessage | bytes) -> None:
         if self.closing.done():
             raise SendFailed(self.closing.result().details)
         async with self._lock:
-            try:
-                await self._writer(message)
-            except Exception as exc:
-                self.request_close(grpc.StatusCode.CANCELLED, f"write failed: {exc}")
-                raise SendFailed(str(exc)) from exc
+            await self._write(message)
+
+    async def send_request(self, pending: Pending) -> None:
+        """Write a decision request; its clock starts as it is written (after any write ahead of it)."""
+        if self.closing.done():
+            raise SendFailed(self.closing.result().details)
+        async with self._lock:
+            await self._write(pending.start())
+
+    async def _write(self, message: bot_pb2.ServerMessage | bytes) -> None:
+        try:
+            await self._writer(message)
+        except Exception as exc:
+            self.request_close(grpc.StatusCode.CANCELLED, f"write failed: {exc}")
+            raise SendFailed(str(exc)) from exc
 
     def request_close(self, code: grpc.StatusCode, details: str, *, gateway_shutdown: bool = False) -> None:
         if not self.closing.done():
@@ -273,14 +327,13 @@ class Hub:
         if self.sessions.pop(session.session_id, None) is None:
             return
         for pending in list(session.pending.values()):
-            if not pending.future.done():
-                pending.future.set_result(
-                    Answer(
-                        relay_pb2.OUTCOME_DISCONNECTED,
-                        detail=f"the bot's stream ended ({close.code.name}: {close.details})",
-                        gateway_shutdown=close.gateway_shutdown,
-                    )
+            pending.resolve(
+                Answer(
+                    relay_pb2.OUTCOME_DISCONNECTED,
+                    detail=f"the bot's stream ended ({close.code.name}: {close.details})",
+                    gateway_shutdown=close.gateway_shutdown,
                 )
+            )
         session.pending.clear()
         log.info("session %s closed: %s %s", session.session_id, close.code.name, close.details)
         with contextlib.suppress(Exception):
@@ -348,14 +401,14 @@ class Hub:
         if pending.future.done():
             return
         if not decision.action_id:
-            pending.future.set_result(
+            pending.resolve(
                 Answer(
                     relay_pb2.OUTCOME_MALFORMED, detail=f"empty action id for request {decision.request_id!r}"
                 )
             )
             self._notify(session, pending, "malformed", "empty action id")
             return
-        pending.future.set_result(Answer(relay_pb2.OUTCOME_OK, action_id=decision.action_id))
+        pending.resolve(Answer(relay_pb2.OUTCOME_OK, action_id=decision.action_id))
         if decision.action_id not in pending.legal:
             self._notify(
                 session,
@@ -381,10 +434,7 @@ class Hub:
         for request_id, pending in list(session.pending.items()):
             if pending.match_id == resign.match_id:
                 del session.pending[request_id]
-                if not pending.future.done():
-                    pending.future.set_result(
-                        Answer(relay_pb2.OUTCOME_RESIGNED, detail=f"resigned: {reason}")
-                    )
+                pending.resolve(Answer(relay_pb2.OUTCOME_RESIGNED, detail=f"resigned: {reason}"))
 
     def _notify(
         self, session: Session, pending: Pending, kind: str, reason: str, action_id: str = ""
@@ -441,61 +491,46 @@ class Hub:
         await self._publish_matches(session)
         return reply(relay_pb2.OUTCOME_OK)
 
-    async def decide(self, session_id: str, request: bot_pb2.DecisionRequest) -> relay_pb2.DecideResponse:
-        def reply(answer: Answer, seconds: float = 0.0) -> relay_pb2.DecideResponse:
-            return relay_pb2.DecideResponse(
-                outcome=answer.outcome,  # type: ignore[arg-type]
-                action_id=answer.action_id,
-                detail=answer.detail,
-                bot_seconds=seconds,
-                gateway_shutdown=answer.gateway_shutdown,
-                gateway_id=self.gateway_id,
-            )
-
-        session = self.sessions.get(session_id)
+    async def decide(self, call: relay_pb2.DecisionCall) -> relay_pb2.DecisionReply:
+        """Forward one decision to its bot and wait for the answer, the deadline or the stream's end."""
+        session = self.sessions.get(call.session_id)
         if session is None:
-            return reply(Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"no session {session_id} here"))
-        if request.match_id not in session.matches:
-            return reply(
-                Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"match {request.match_id} not started here")
+            return self._reply(
+                call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"no session {call.session_id} here")
             )
-        if request.match_id in session.resigned:
-            return reply(Answer(relay_pb2.OUTCOME_RESIGNED, detail="the bot resigned this match"))
-        limit = request.time_limit_ms / 1000.0
-        request.deadline_unix_ms = now_ms() + request.time_limit_ms
-        future: asyncio.Future[Answer] = self._loop.create_future()
-        pending = Pending(
-            match_id=request.match_id,
-            request_id=request.request_id,
-            seat=request.seat,
-            legal=frozenset(a.id for a in request.legal_actions),
-            fallback=request.legal_actions[0].id if request.legal_actions else "",
-            future=future,
-        )
-        session.pending[request.request_id] = pending
-        started = self._loop.time()
-        timeout = Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s")
-
-        # a timer instead of asyncio.wait_for: one callback, no extra task on the hot path
-        def expire() -> None:
-            if not future.done():
-                future.set_result(timeout)
-
-        timer = self._loop.call_later(limit, expire)
+        if call.match_id not in session.matches:
+            return self._reply(
+                call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"match {call.match_id} not started here")
+            )
+        if call.match_id in session.resigned:
+            return self._reply(call, Answer(relay_pb2.OUTCOME_RESIGNED, detail="the bot resigned this match"))
+        pending = session.pending[call.request_id] = Pending(call, self._loop)
         try:
-            await session.send(bot_pb2.ServerMessage(decision_request=request))
-            answer = await future
+            await session.send_request(pending)
+            answer = await pending.future
         except SendFailed as exc:
-            answer = (
-                future.result() if future.done() else Answer(relay_pb2.OUTCOME_DISCONNECTED, detail=str(exc))
-            )
+            pending.resolve(Answer(relay_pb2.OUTCOME_DISCONNECTED, detail=str(exc)))
+            answer = pending.future.result()
         finally:
-            timer.cancel()
-            if session.pending.get(request.request_id) is pending:
-                del session.pending[request.request_id]
-        if answer is timeout:
+            pending.stop_timer()
+            if session.pending.get(call.request_id) is pending:
+                del session.pending[call.request_id]
+        if answer.outcome == relay_pb2.OUTCOME_TIMEOUT:
             self._notify(session, pending, "timeout", answer.detail)
-        return reply(answer, self._loop.time() - started)
+        return self._reply(call, answer, pending.bot_seconds())
+
+    def _reply(
+        self, call: relay_pb2.DecisionCall, answer: Answer, seconds: float = 0.0
+    ) -> relay_pb2.DecisionReply:
+        return relay_pb2.DecisionReply(
+            call_id=call.call_id,
+            outcome=answer.outcome,  # type: ignore[arg-type]
+            action_id=answer.action_id,
+            detail=answer.detail,
+            bot_seconds=seconds,
+            gateway_shutdown=answer.gateway_shutdown,
+            gateway_id=self.gateway_id,
+        )
 
     async def end_match(self, session_id: str, ended: bot_pb2.MatchEnded) -> relay_pb2.EndMatchResponse:
         session = self.sessions.get(session_id)

@@ -1,6 +1,8 @@
 """The generated protocol stubs (generated on first import if missing) and conversions to and from them.
 
 Layer: gateway plumbing shared by the gateway and the worker-side remote seat. Pure conversions: no I/O.
+`frame_decision_request` wraps an already serialized `DecisionRequest` into a `ServerMessage` by writing
+wire-format bytes around it: the relay's pass-through never decodes the (large) request.
 """
 
 from __future__ import annotations
@@ -30,12 +32,43 @@ FAULT_KINDS = {
 }
 
 
+_DECISION_REQUEST_TAG = bytes(
+    [bot_pb2.ServerMessage.DESCRIPTOR.fields_by_name["decision_request"].number << 3 | 2]
+)
+_DEADLINE_TAG = bytes([bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name["deadline_unix_ms"].number << 3])
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def frame_decision_request(request: bytes, deadline_unix_ms: int) -> bytes:
+    """A serialized `ServerMessage{decision_request}` from a serialized `DecisionRequest` (which must not set
+    `deadline_unix_ms`), with `deadline_unix_ms` appended: protobuf reads fields in any order, so this is
+    the message a parser sees, built without decoding the request."""
+    body = request + _DEADLINE_TAG + _varint(deadline_unix_ms)
+    return _DECISION_REQUEST_TAG + _varint(len(body)) + body
+
+
+def serialize_server_message(message: bot_pb2.ServerMessage | bytes) -> bytes:
+    """The bot stream's serializer: messages are serialized, bytes (a framed request) pass through."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one per call
+
+
 def dumps(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"))
+    return _ENCODE(data)
 
 
 def fault_to_proto(fault: Any) -> bot_pb2.Fault:
@@ -53,7 +86,14 @@ def fault_to_proto(fault: Any) -> bot_pb2.Fault:
 
 
 def legal_actions_to_proto(actions: Iterable[Any]) -> list[bot_pb2.LegalAction]:
-    return [bot_pb2.LegalAction(id=a.id, kind=a.kind, details_json=dumps(dict(a.details))) for a in actions]
+    return [
+        bot_pb2.LegalAction(
+            id=a.id,
+            kind=a.kind,
+            details_json=_ENCODE(a.details if type(a.details) is dict else dict(a.details)),
+        )
+        for a in actions
+    ]
 
 
 def match_ended_to_proto(match_id: str, seat: int, summary: Mapping[str, Any]) -> bot_pb2.MatchEnded:
@@ -80,9 +120,11 @@ __all__ = [
     "bot_pb2_grpc",
     "dumps",
     "fault_to_proto",
+    "frame_decision_request",
     "legal_actions_to_proto",
     "match_ended_to_proto",
     "now_ms",
     "relay_pb2",
     "relay_pb2_grpc",
+    "serialize_server_message",
 ]

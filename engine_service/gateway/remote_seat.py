@@ -1,9 +1,15 @@
 """The remote seat: the referee's `Seat` for a connected bot, used in match worker processes.
 
 Layer: worker side of the relay. It finds the bot's stream in the session registry, calls the relay of the
-gateway holding it (synchronous gRPC; channels are created lazily per process, so after a fork each worker
-gets its own), and turns the answers into action ids or `SeatFault`s. It holds no game rules and never
-imports Django.
+gateway holding it (synchronous gRPC), and turns the answers into action ids or `SeatFault`s. It holds no
+game rules and never imports Django.
+
+Connections: one `RelayConnection` per gateway address per process (created lazily, so after a fork each
+worker gets its own): one channel, and one `Decisions` stream that every match thread of the process shares.
+A thread sends its call (tagged with a call id) and blocks until its own reply arrives or its timeout (the
+bot's time plus `RELAY_MARGIN_SECONDS`): a stuck gateway never hangs a match. A stream that breaks fails
+every call waiting on it with the gateway-down handling below, and the next call opens a new stream. The
+bot's `DecisionRequest` is serialized here once and passes through the gateway undecoded.
 
 Policy (documented in BOTS.md):
 - the gateway waits for the bot's answer until the decision's deadline (decision time plus the bank left);
@@ -15,11 +21,16 @@ Policy (documented in BOTS.md):
   `reconnect_grace` and is not charged to the bot (`excused_seconds`); it is kept as an incident of the
   record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried, unrated);
   if gateways are alive but the bot does not come back, a `disconnect` fault.
+- the bot's clock is the gateway's (DESIGN D9): `request.extra["bot_seconds"]` is the sum of the
+  gateway-measured times of the attempts that reached the bot (from writing the request to its stream to
+  reading the answer), plus any wait for the bot to come back after its own stream ended. Attempts lost
+  with their gateway, and the waits after them, are ours and not counted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import queue
 import threading
@@ -50,94 +61,213 @@ _GATEWAY_DOWN = (
     grpc.StatusCode.UNKNOWN,
     grpc.StatusCode.INTERNAL,
 )
+_CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", 64 * 1024 * 1024),
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.enable_retries", 0),
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+
+
+class RelayDown(grpc.RpcError):
+    """A relay stream that ended without a status, or a call whose reply did not come in time."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class _Waiter:
+    """One thread waiting for the reply to its call: a lock held until the reply (or an error) is set."""
+
+    __slots__ = ("error", "lock", "reply")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.reply: relay_pb2.DecisionReply | None = None
+        self.error: grpc.RpcError | None = None
+
+    def settle(
+        self, reply: relay_pb2.DecisionReply | None = None, error: grpc.RpcError | None = None
+    ) -> None:
+        self.reply, self.error = reply, error
+        self.lock.release()
+
+
+class _Stream:
+    """One open `Decisions` call, the calls waiting on it, and when it last answered one."""
+
+    def __init__(self, stub: relay_pb2_grpc.RelayServiceStub) -> None:
+        self.outbox: queue.SimpleQueue[relay_pb2.DecisionCall | None] = queue.SimpleQueue()
+        self.waiters: dict[int, _Waiter] = {}
+        self.last_reply = time.monotonic()
+        self.call = stub.Decisions(iter(self.outbox.get, None))
+
+
+class RelayConnection:
+    """One gateway's relay in one process: a channel, a stub for control calls, and the shared `Decisions`
+    stream, opened on first use and again after it breaks. Safe for many threads at once."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._stream: _Stream | None = None
+        self.streams_opened = 0
+        self._channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
+        self.stub = relay_pb2_grpc.RelayServiceStub(self._channel)
+
+    def decide(self, call: relay_pb2.DecisionCall, timeout: float) -> relay_pb2.DecisionReply:
+        """Send one call (its `call_id` is set here) and wait for its reply; a gRPC error if the stream
+        breaks first or no reply comes within `timeout`."""
+        waiter = _Waiter()
+        with self._lock:
+            stream = self._stream or self._open()
+            call.call_id = next(self._ids)
+            stream.waiters[call.call_id] = waiter
+            stream.outbox.put(call)
+        sent = time.monotonic()
+        if not waiter.lock.acquire(timeout=timeout):
+            self._give_up(stream, call.call_id, sent, timeout)
+            waiter.lock.acquire()  # settled by now: by the reply that raced in, or with the timeout
+        if waiter.error is not None:
+            raise waiter.error
+        assert waiter.reply is not None
+        return waiter.reply
+
+    def _open(self) -> _Stream:
+        stream = self._stream = _Stream(self.stub)
+        self.streams_opened += 1
+        threading.Thread(target=self._read, args=(stream,), name="relay-reader", daemon=True).start()
+        return stream
+
+    def _read(self, stream: _Stream) -> None:
+        """Hand each reply to its waiter; when the stream ends, fail whoever still waits on it."""
+        error: grpc.RpcError = RelayDown(grpc.StatusCode.UNAVAILABLE, "relay stream ended")
+        try:
+            for reply in stream.call:
+                with self._lock:
+                    stream.last_reply = time.monotonic()
+                    waiter = stream.waiters.pop(reply.call_id, None)
+                    if reply.gateway_shutdown and self._stream is stream:
+                        self._retire(stream)
+                if waiter is not None:
+                    waiter.settle(reply)
+        except grpc.RpcError as exc:
+            error = exc
+        self._break(stream, error)
+
+    def _retire(self, stream: _Stream) -> None:
+        """The gateway is shutting down: new calls go to a new stream; this one drains (lock held)."""
+        self._stream = None
+        stream.outbox.put(None)  # half-close: the gateway answers what is open, then ends the stream
+
+    def _give_up(self, stream: _Stream, call_id: int, sent: float, timeout: float) -> None:
+        """A call timed out. If the stream answered nothing since it was sent, the gateway is stuck: break
+        the stream and open a new channel. Otherwise only this call fails."""
+        error = RelayDown(grpc.StatusCode.DEADLINE_EXCEEDED, f"no relay reply within {timeout:.1f}s")
+        with self._lock:
+            waiter = stream.waiters.pop(call_id, None)
+            stuck = stream.last_reply < sent
+            if stuck and self._stream is stream:
+                self._channel.close()
+                self._channel = grpc.insecure_channel(self.address, options=_CHANNEL_OPTIONS)
+                self.stub = relay_pb2_grpc.RelayServiceStub(self._channel)
+        if waiter is not None:
+            waiter.settle(error=error)
+        if stuck:
+            self._break(stream, error)
+
+    def _break(self, stream: _Stream, error: grpc.RpcError) -> None:
+        with self._lock:
+            if self._stream is stream:
+                self._stream = None
+            waiters = list(stream.waiters.values())
+            stream.waiters.clear()
+        stream.outbox.put(None)
+        stream.call.cancel()
+        for waiter in waiters:
+            waiter.settle(error=error)
+
+    def close(self) -> None:
+        with self._lock:
+            stream = self._stream
+        if stream is not None:
+            self._break(stream, RelayDown(grpc.StatusCode.CANCELLED, "relay connection closed"))
+        self._channel.close()
 
 
 class RelayChannels:
-    """One channel per relay address per process; rebuilt after a fork (gRPC channels must not cross one)."""
+    """One `RelayConnection` per relay address per process; all forgotten after a fork (gRPC channels and
+    their threads must not cross one)."""
 
     def __init__(self) -> None:
         self._pid = os.getpid()
-        self._stubs: dict[str, relay_pb2_grpc.RelayServiceStub] = {}
-        self._channels: dict[str, grpc.Channel] = {}
+        self._connections: dict[str, RelayConnection] = {}
         self._lock = threading.Lock()
 
-    def stub(self, address: str) -> relay_pb2_grpc.RelayServiceStub:
+    def connection(self, address: str) -> RelayConnection:
         with self._lock:
             if os.getpid() != self._pid:  # forked: the parent's channels are unusable here
-                self._pid, self._stubs, self._channels = os.getpid(), {}, {}
-            stub = self._stubs.get(address)
-            if stub is None:
-                channel = grpc.insecure_channel(
-                    address,
-                    options=[
-                        ("grpc.max_send_message_length", 64 * 1024 * 1024),
-                        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-                        ("grpc.enable_retries", 0),
-                        ("grpc.initial_reconnect_backoff_ms", 100),
-                        ("grpc.max_reconnect_backoff_ms", 1000),
-                    ],
-                )
-                self._channels[address] = channel
-                stub = self._stubs[address] = relay_pb2_grpc.RelayServiceStub(channel)
-            return stub
+                self._pid, self._connections = os.getpid(), {}
+            connection = self._connections.get(address)
+            if connection is None:
+                connection = self._connections[address] = RelayConnection(address)
+            return connection
 
-    def forget(self, address: str) -> None:
+    def stub(self, address: str) -> relay_pb2_grpc.RelayServiceStub:
+        return self.connection(address).stub
+
+    def close(self) -> None:
         with self._lock:
-            channel = self._channels.pop(address, None)
-            self._stubs.pop(address, None)
-        if channel is not None:
-            channel.close()
+            connections, self._connections = list(self._connections.values()), {}
+        for connection in connections:
+            connection.close()
 
 
 CHANNELS = RelayChannels()
+_BOT_FAULTS = (relay_pb2.OUTCOME_TIMEOUT, relay_pb2.OUTCOME_MALFORMED, relay_pb2.OUTCOME_RESIGNED)
 
 
-class _StreamEnded(grpc.RpcError):
-    """The gateway closed a relay stream without a status (treated as the gateway going away)."""
+class _DecisionClock:
+    """One decision's times: its deadline on the worker's clock, the bot's time (gateway-measured), and the
+    excused time (waits after losing a gateway, which also restart the decision's full time)."""
 
-    def code(self) -> grpc.StatusCode:
-        return grpc.StatusCode.UNAVAILABLE
+    def __init__(self, now: float, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = now + seconds
+        self.bot = 0.0
+        self.excused = 0.0
 
-    def details(self) -> str:
-        return "relay stream ended"
+    def left(self, now: float) -> float:
+        return self.deadline - now
 
+    def excuse(self, seconds: float) -> None:
+        self.excused += seconds
 
-class Watchdog:
-    """Cancels relay calls that outlive their timeout: one thread per process, checking ten times a second."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._watched: dict[int, tuple[float, Any]] = {}
-        self._next = 0
-        self._pid = 0
-
-    def watch(self, call: Any, timeout: float) -> int:
-        with self._lock:
-            if self._pid != os.getpid():  # first use in this process (or after a fork): start the thread
-                self._pid = os.getpid()
-                self._watched = {}
-                threading.Thread(target=self._run, name="relay-watchdog", daemon=True).start()
-            self._next += 1
-            self._watched[self._next] = (time.monotonic() + timeout, call)
-            return self._next
-
-    def release(self, token: int) -> None:
-        with self._lock:
-            self._watched.pop(token, None)
-
-    def _run(self) -> None:
-        while True:
-            time.sleep(0.1)
-            now = time.monotonic()
-            with self._lock:
-                late = [(t, call) for t, (deadline, call) in self._watched.items() if deadline < now]
-                for token, _ in late:
-                    del self._watched[token]
-            for _, call in late:
-                call.cancel()
+    def restart(self, now: float) -> None:
+        self.deadline = now + self.seconds
 
 
-WATCHDOG = Watchdog()
+def _fault(reply: relay_pb2.DecisionReply, request: DecisionRequest) -> SeatFault:
+    if reply.outcome == relay_pb2.OUTCOME_TIMEOUT:
+        return SeatFault(
+            "timeout",
+            f"no answer within {request.deadline_seconds:.2f}s (decision time plus time bank) at step "
+            f"{request.step}",
+        )
+    if reply.outcome == relay_pb2.OUTCOME_MALFORMED:
+        return SeatFault("malformed", reply.detail or "unreadable answer")
+    return SeatFault("resign", reply.detail or "resigned")
 
 
 class RemoteSeat(Seat):
@@ -163,7 +293,6 @@ class RemoteSeat(Seat):
         self.clock = clock
         self.incidents: list[dict[str, Any]] = []
         self.session: SessionInfo | None = None
-        self._stream: tuple[str, queue.SimpleQueue[Any], Any] | None = None
         self.info: MatchInfo | None = None
         self._step = 0
 
@@ -184,53 +313,50 @@ class RemoteSeat(Seat):
             step=request.step,
             observation_json=dumps(request.observation),
             legal_actions=legal_actions_to_proto(request.legal_actions),
-            time_limit_ms=max(1, int(request.deadline_seconds * 1000)),
             time_bank_ms=max(0, int(request.time_bank_seconds * 1000)),
         )
-        deadline = self.clock() + request.deadline_seconds
-        excused = 0.0
+        legal_ids = [a.id for a in request.legal_actions]
+        clock = _DecisionClock(self.clock(), request.deadline_seconds)
+        try:
+            return self._decide(request, message, legal_ids, clock)
+        finally:
+            request.extra["excused_seconds"] = clock.excused
+            request.extra["bot_seconds"] = clock.bot
+
+    def _decide(
+        self,
+        request: DecisionRequest,
+        message: bot_pb2.DecisionRequest,
+        legal_ids: list[str],
+        clock: _DecisionClock,
+    ) -> str:
         while True:
             if self.session is None:
                 raise SeatFault("disconnect", "the bot has no stream")
             session = self.session
             try:
-                reply = self._relay(
-                    relay_pb2.DecideRequest(session_id=session.session_id, request=message),
-                    message.time_limit_ms / 1000 + RELAY_MARGIN_SECONDS,
-                )
+                reply = self._relay(session, message, legal_ids, clock.left(self.clock()))
             except grpc.RpcError as exc:
-                self._close_stream()
                 if exc.code() not in _GATEWAY_DOWN:
                     raise MatchAborted(
                         f"relay {session.relay_address} refused: {exc.code().name} {exc.details()}"
                     ) from exc
-                excused += self._survive_gateway_loss(session, f"{exc.code().name}: {exc.details()}")
-                message.time_limit_ms = max(1, int(request.deadline_seconds * 1000))
-                deadline = self.clock() + request.deadline_seconds
+                clock.excuse(self._survive_gateway_loss(session, f"{exc.code().name}: {exc.details()}"))
+                clock.restart(self.clock())
                 continue
-            outcome = reply.outcome
-            if outcome == relay_pb2.OUTCOME_OK:
-                request.extra["excused_seconds"] = excused
+            if reply.outcome == relay_pb2.OUTCOME_OK:
+                clock.bot += reply.bot_seconds
                 return reply.action_id
-            if outcome == relay_pb2.OUTCOME_TIMEOUT:
-                raise SeatFault(
-                    "timeout",
-                    f"no answer within {request.deadline_seconds:.2f}s (decision time plus time bank) at step "
-                    f"{request.step}",
-                )
-            if outcome == relay_pb2.OUTCOME_MALFORMED:
-                raise SeatFault("malformed", reply.detail or "unreadable answer")
-            if outcome == relay_pb2.OUTCOME_RESIGNED:
-                raise SeatFault("resign", reply.detail or "resigned")
+            if reply.outcome in _BOT_FAULTS:
+                clock.bot += reply.bot_seconds
+                raise _fault(reply, request)
             # DISCONNECTED or NO_SESSION: the stream ended, or the gateway restarted and forgot it
-            if reply.gateway_shutdown or reply.gateway_id != session.gateway_id:
-                excused += self._survive_gateway_loss(session, reply.detail or "gateway restarted")
-                message.time_limit_ms = max(1, int(request.deadline_seconds * 1000))
-                deadline = self.clock() + request.deadline_seconds
+            if reply.gateway_shutdown or reply.gateway_id != session.gateway_id:  # ours, not the bot's
+                clock.excuse(self._survive_gateway_loss(session, reply.detail or "gateway restarted"))
+                clock.restart(self.clock())
                 continue
-            remaining = deadline - self.clock()
-            if remaining > 0 and self._wait_and_bind(remaining, exclude_session=session.session_id):
-                message.time_limit_ms = max(1, int((deadline - self.clock()) * 1000))
+            clock.bot += reply.bot_seconds
+            if self._resume_after_disconnect(session, clock):
                 continue
             raise SeatFault(
                 "disconnect",
@@ -238,35 +364,32 @@ class RemoteSeat(Seat):
                 "the decision's deadline",
             )
 
-    def _relay(self, request: relay_pb2.DecideRequest, timeout: float) -> relay_pb2.DecideResponse:
-        """One decision over this seat's relay stream (opened on first use, per gateway); the watchdog
-        cancels the stream if the gateway does not answer within `timeout` (a stuck gateway never hangs a
-        match)."""
-        assert self.session is not None
-        if self._stream is None or self._stream[0] != self.session.relay_address:
-            self._close_stream()
-            outbox: queue.SimpleQueue[relay_pb2.DecideRequest | None] = queue.SimpleQueue()
-            call = self.channels.stub(self.session.relay_address).DecideStream(iter(outbox.get, None))
-            self._stream = (self.session.relay_address, outbox, call)
-        _, outbox, call = self._stream
-        outbox.put(request)
-        token = WATCHDOG.watch(call, timeout)
-        try:
-            return next(call)  # type: ignore[no-any-return]
-        except StopIteration:
-            raise _StreamEnded() from None
-        finally:
-            WATCHDOG.release(token)
+    def _resume_after_disconnect(self, session: SessionInfo, clock: _DecisionClock) -> bool:
+        """The bot's own stream ended: wait for it on another stream until the deadline (its time)."""
+        waited_from = self.clock()
+        remaining = clock.deadline - waited_from
+        resumed = remaining > 0 and self._wait_and_bind(remaining, exclude_session=session.session_id)
+        clock.bot += self.clock() - waited_from
+        return resumed
 
-    def _close_stream(self) -> None:
-        if self._stream is not None:
-            _, outbox, call = self._stream
-            outbox.put(None)
-            call.cancel()
-            self._stream = None
+    def _relay(
+        self, session: SessionInfo, message: bot_pb2.DecisionRequest, legal_ids: list[str], seconds: float
+    ) -> relay_pb2.DecisionReply:
+        """One attempt over the process's shared relay stream to the session's gateway."""
+        message.time_limit_ms = max(1, round(seconds * 1000))
+        call = relay_pb2.DecisionCall(
+            session_id=session.session_id,
+            match_id=message.match_id,
+            request_id=message.request_id,
+            seat=message.seat,
+            time_limit_ms=message.time_limit_ms,
+            legal_action_ids=legal_ids,
+            decision_request=message.SerializeToString(),
+        )
+        connection = self.channels.connection(session.relay_address)
+        return connection.decide(call, message.time_limit_ms / 1000 + RELAY_MARGIN_SECONDS)
 
     def end(self, info: MatchInfo, summary: dict[str, Any]) -> None:
-        self._close_stream()
         if self.session is None:
             return
         ended = match_ended_to_proto(info.match_id, info.seat, summary)
@@ -336,8 +459,6 @@ class RemoteSeat(Seat):
     def _survive_gateway_loss(self, lost: SessionInfo, reason: str) -> float:
         """The gateway holding the bot went away: wait (excused) for the bot on another stream."""
         started = self.clock()
-        self._close_stream()
-        self.channels.forget(lost.relay_address)
         self.session = None
         step = self._step
         seat = self.info.seat if self.info else -1

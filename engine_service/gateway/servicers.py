@@ -2,7 +2,9 @@
 
 Layer: gateway edge. Each method translates gRPC (metadata, streams, statuses) to `Hub` calls and back; the
 logic lives in `hub`. Undecodable bytes from a bot become a `Malformed` value (not a crash in the gRPC
-core), so the bot gets INVALID_ARGUMENT with the decoder's message.
+core), so the bot gets INVALID_ARGUMENT with the decoder's message. The bot stream's serializer lets
+`bytes` through unchanged (relayed decision requests arrive framed, never decoded). The relay's `Decisions`
+stream answers each call from its own task, so no call waits for another; it holds no state beyond them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from google.protobuf.message import DecodeError
 
 from engine_service.gateway.auth import token_from_metadata
 from engine_service.gateway.hub import Hub, Refusal, SendFailed, Session
-from engine_service.gateway.protocol import BOT_SERVICE, bot_pb2, relay_pb2, relay_pb2_grpc
+from engine_service.gateway.protocol import (
+    BOT_SERVICE,
+    bot_pb2,
+    relay_pb2,
+    relay_pb2_grpc,
+    serialize_server_message,
+)
 
 log = logging.getLogger("caravanserai.gateway")
 
@@ -114,14 +122,15 @@ class BotServicer:
 
 
 def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:
-    """The BotService handler with the tolerant decoder (the generated one would crash on garbage bytes)."""
+    """The BotService handler with the tolerant decoder (the generated one would crash on garbage bytes) and
+    the pass-through serializer (a relayed request is written as the bytes it arrived as)."""
     return grpc.method_handlers_generic_handler(
         BOT_SERVICE,
         {
             "Connect": grpc.stream_stream_rpc_method_handler(
                 servicer.Connect,
                 request_deserializer=decode_bot_message,
-                response_serializer=bot_pb2.ServerMessage.SerializeToString,
+                response_serializer=serialize_server_message,
             )
         },
     )
@@ -138,16 +147,29 @@ class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
     ) -> relay_pb2.StartMatchResponse:
         return await self.hub.start_match(request.session_id, request.match)
 
-    async def Decide(
-        self, request: relay_pb2.DecideRequest, context: grpc.aio.ServicerContext
-    ) -> relay_pb2.DecideResponse:
-        return await self.hub.decide(request.session_id, request.request)
+    async def Decisions(
+        self, request_iterator: AsyncIterator[relay_pb2.DecisionCall], context: grpc.aio.ServicerContext
+    ) -> None:
+        """Many decisions on one stream: each call gets its own task and is answered when its bot answers."""
+        lock = asyncio.Lock()  # one write at a time on the stream
+        open_calls: set[asyncio.Task[None]] = set()
 
-    async def DecideStream(
-        self, request_iterator: AsyncIterator[relay_pb2.DecideRequest], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[relay_pb2.DecideResponse]:
-        async for request in request_iterator:
-            yield await self.hub.decide(request.session_id, request.request)
+        async def answer(call: relay_pb2.DecisionCall) -> None:
+            reply = await self.hub.decide(call)
+            async with lock:
+                with contextlib.suppress(Exception):  # the worker's stream is gone: its waiters fail there
+                    await context.write(reply)
+
+        try:
+            async for call in request_iterator:
+                task = asyncio.ensure_future(answer(call))
+                open_calls.add(task)
+                task.add_done_callback(open_calls.discard)
+            if open_calls:  # the worker closed its side: answer what is still open
+                await asyncio.gather(*open_calls)
+        finally:
+            for task in open_calls:
+                task.cancel()
 
     async def EndMatch(
         self, request: relay_pb2.EndMatchRequest, context: grpc.aio.ServicerContext
