@@ -1,0 +1,238 @@
+"""The multiplexed relay: many seats of one process share one `Decisions` stream per gateway, answered in any
+order; a broken or stuck stream fails its waiters and the next call opens a new one; the bot's time is the
+gateway's measure; relayed requests pass through the gateway as framed bytes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from typing import Any
+
+import grpc
+import pytest
+
+from engine_service.games import Action
+from engine_service.gateway.protocol import (
+    bot_pb2,
+    frame_decision_request,
+    relay_pb2,
+    relay_pb2_grpc,
+    serialize_server_message,
+)
+from engine_service.gateway.remote_seat import RelayChannels, RelayConnection, RemoteSeat
+from engine_service.referee import DecisionRequest, MatchInfo
+from tests.engine_service.gateway.harness import GAME, RawBot, Stack, first_legal, wait_for_bot
+
+LEGAL = [Action("pass", "pass", {}), Action("go", "move", {"to": "kashgar"})]
+
+
+def seat_in_match(stack: Stack, bot_id: str, match_id: str, channels: RelayChannels) -> RemoteSeat:
+    seat = RemoteSeat(bot_id, bot_id, stack.registry, channels=channels)
+    seat.start(MatchInfo(match_id, GAME, 2, {}, 0, ["house"], 5.0, 5.0))
+    return seat
+
+
+def request(match_id: str, step: int) -> DecisionRequest:
+    return DecisionRequest(
+        match_id=match_id,
+        game_id=GAME,
+        seat=0,
+        step=step,
+        request_id=f"{match_id}:{step}",
+        observation={"step": step, "hand": ["silk", "pepper"]},
+        legal_actions=LEGAL,
+        deadline_seconds=5.0,
+        time_bank_seconds=5.0,
+    )
+
+
+def test_a_slow_bot_does_not_delay_fast_ones_on_the_shared_stream(stack: Stack) -> None:
+    def slow(bot: RawBot, r: bot_pb2.DecisionRequest) -> None:
+        time.sleep(3.0)
+        bot.answer(r, "go")
+
+    bots = [
+        RawBot(stack.gateway.target, "tok-raw1", behaviour=slow, capacity=1).connect(),
+        RawBot(stack.gateway.target, "tok-raw2", behaviour=first_legal, capacity=4).connect(),
+        RawBot(stack.gateway.target, "tok-raw3", behaviour=first_legal, capacity=4).connect(),
+    ]
+    channels = RelayChannels()
+    try:
+        for bot_id in ("raw1", "raw2", "raw3"):
+            wait_for_bot(stack.registry, bot_id)
+        slow_seat = seat_in_match(stack, "raw1", "mux-slow", channels)
+        fast = [seat_in_match(stack, f"raw{2 + i % 2}", f"mux-fast-{i}", channels) for i in range(8)]
+        answers: dict[str, list[str]] = {}
+        finished: dict[str, float] = {}
+
+        def play(seat: RemoteSeat, match_id: str, steps: int) -> None:
+            answers[match_id] = [seat.decide(request(match_id, s)) for s in range(steps)]
+            finished[match_id] = time.monotonic()
+
+        threads = [threading.Thread(target=play, args=(slow_seat, "mux-slow", 1))]
+        threads += [threading.Thread(target=play, args=(s, f"mux-fast-{i}", 10)) for i, s in enumerate(fast)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert answers["mux-slow"] == ["go"]
+        assert all(answers[f"mux-fast-{i}"] == ["pass"] * 10 for i in range(8))
+        assert (
+            max(finished[f"mux-fast-{i}"] for i in range(8)) < finished["mux-slow"]
+        )  # answered out of order
+        assert channels.connection(stack.gateway.ready["relay_address"]).streams_opened == 1
+    finally:
+        channels.close()
+        for bot in bots:
+            bot.close()
+
+
+def test_bot_seconds_is_the_gateway_measured_time(stack: Stack) -> None:
+    def thinker(bot: RawBot, r: bot_pb2.DecisionRequest) -> None:
+        time.sleep(0.3)
+        bot.answer(r)
+
+    class SlowWorker(RemoteSeat):
+        """Adds worker-side delay before sending and after the reply: none of it is the bot's."""
+
+        def _relay(self, *args: Any) -> relay_pb2.DecisionReply:
+            time.sleep(0.25)
+            reply = super()._relay(*args)
+            time.sleep(0.25)
+            return reply
+
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=thinker).connect()
+    channels = RelayChannels()
+    try:
+        wait_for_bot(stack.registry, "raw1")
+        seat = SlowWorker("raw1", "raw1", stack.registry, channels=channels)
+        seat.start(MatchInfo("clock-1", GAME, 2, {}, 0, ["house"], 5.0, 5.0))
+        decision = request("clock-1", 0)
+        started = time.monotonic()
+        assert seat.decide(decision) == "pass"
+        assert time.monotonic() - started >= 0.8
+        assert 0.28 <= decision.extra["bot_seconds"] < 0.55
+        assert decision.extra["excused_seconds"] == 0.0
+    finally:
+        channels.close()
+        bot.close()
+
+
+class FakeRelay(relay_pb2_grpc.RelayServiceServicer):
+    """A relay whose first stream holds two calls and then breaks (UNAVAILABLE); later streams answer."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+        self.held: list[int] = []
+
+    def Decisions(
+        self, request_iterator: Iterator[relay_pb2.DecisionCall], context: grpc.ServicerContext
+    ) -> Iterator[relay_pb2.DecisionReply]:
+        self.streams += 1
+        first = self.streams == 1
+        for call in request_iterator:
+            if first:
+                self.held.append(call.call_id)
+                if len(self.held) == 2:
+                    context.abort(grpc.StatusCode.UNAVAILABLE, "gateway going away")
+                continue
+            yield relay_pb2.DecisionReply(
+                call_id=call.call_id, outcome=relay_pb2.OUTCOME_OK, action_id="pass"
+            )
+
+
+class SilentRelay(relay_pb2_grpc.RelayServiceServicer):
+    """A stuck gateway: it reads calls and never answers."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    def Decisions(
+        self, request_iterator: Iterator[relay_pb2.DecisionCall], context: grpc.ServicerContext
+    ) -> Iterator[relay_pb2.DecisionReply]:
+        self.streams += 1
+        for _ in request_iterator:
+            pass
+        yield from ()
+
+
+@pytest.fixture
+def fake_relay(request: pytest.FixtureRequest) -> Iterator[tuple[relay_pb2_grpc.RelayServiceServicer, str]]:
+    servicer = request.param()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    relay_pb2_grpc.add_RelayServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield servicer, f"127.0.0.1:{port}"
+    server.stop(0)
+
+
+def call(match_id: str) -> relay_pb2.DecisionCall:
+    return relay_pb2.DecisionCall(
+        session_id="s", match_id=match_id, request_id=f"{match_id}:0", time_limit_ms=1000
+    )
+
+
+@pytest.mark.parametrize("fake_relay", [FakeRelay], indirect=True)
+def test_a_broken_stream_fails_its_waiters_and_the_next_call_reconnects(
+    fake_relay: tuple[FakeRelay, str],
+) -> None:
+    servicer, address = fake_relay
+    connection = RelayConnection(address)
+    errors: list[grpc.StatusCode] = []
+
+    def wait(match_id: str) -> None:
+        try:
+            connection.decide(call(match_id), timeout=10)
+        except grpc.RpcError as exc:
+            errors.append(exc.code())
+
+    threads = [threading.Thread(target=wait, args=(f"m{i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(15)
+    assert errors == [grpc.StatusCode.UNAVAILABLE] * 2
+    assert connection.decide(call("m3"), timeout=10).action_id == "pass"
+    assert connection.streams_opened == 2 and servicer.streams == 2
+    connection.close()
+
+
+@pytest.mark.parametrize("fake_relay", [SilentRelay], indirect=True)
+def test_a_stuck_gateway_times_out_the_waiter_and_the_stream_is_reopened(
+    fake_relay: tuple[SilentRelay, str],
+) -> None:
+    servicer, address = fake_relay
+    connection = RelayConnection(address)
+    started = time.monotonic()
+    with pytest.raises(grpc.RpcError) as info:
+        connection.decide(call("m1"), timeout=0.5)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert time.monotonic() - started < 5
+    with pytest.raises(grpc.RpcError):
+        connection.decide(call("m2"), timeout=0.5)
+    assert connection.streams_opened == 2 and servicer.streams == 2
+    connection.close()
+
+
+def test_a_framed_request_reads_as_the_request_with_the_gateways_deadline() -> None:
+    inner = bot_pb2.DecisionRequest(
+        match_id="m",
+        request_id="m:7",
+        seat=1,
+        step=7,
+        observation_json='{"hand":["silk"]}',
+        legal_actions=[bot_pb2.LegalAction(id="pass", kind="pass", details_json="{}")],
+        time_limit_ms=1500,
+    )
+    framed = frame_decision_request(inner.SerializeToString(), 1_900_000_000_123)
+    message = bot_pb2.ServerMessage.FromString(framed)
+    expected = bot_pb2.DecisionRequest()
+    expected.CopyFrom(inner)
+    expected.deadline_unix_ms = 1_900_000_000_123
+    assert message.WhichOneof("message") == "decision_request" and message.decision_request == expected
+    assert serialize_server_message(framed) is framed
+    pong = bot_pb2.ServerMessage(pong=bot_pb2.Pong(nonce=3))
+    assert serialize_server_message(pong) == pong.SerializeToString()
