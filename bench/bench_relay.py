@@ -3,13 +3,17 @@
 Measured side by side in one run, on this machine, with real processes on loopback:
 - raw: a grpc.aio bidirectional stream (bench process -> echo server process), one message each way, the
   request carrying the serialized `DecisionRequest` of a real Expedition decision, the reply a `Decision`;
-- relay: `RemoteSeat.decide` (the worker side, synchronous gRPC) -> gateway process (relay, then the bot's
-  stream) -> a bot process answering at once -> back: two hops each way;
+- relay: `RemoteSeat.decide` (the worker side: the process's shared `Decisions` stream, synchronous gRPC)
+  -> gateway process (relay, then the bot's stream) -> a bot process answering at once -> back: two hops
+  each way, the request encoded in the worker and passed through the gateway undecoded;
 - relay + SDK: the same with the Python SDK's random example bot (JSON decoding, a worker thread per call);
-- throughput: 50 bots connected at once (one swarm process holding 50 streams), 25 matches between them
-  played concurrently by 25 referee threads; decisions per second over the run.
-Blocks of raw and relay round trips alternate so machine noise hits both alike. Prints a table and writes
-bench/results/bench_relay.json. Run: `python -m bench relay` (or `make bench`).
+- multiplexed: `MUX_SEATS` seats in as many threads of this process, all on its one relay stream to the
+  gateway, each deciding as fast as its bot answers (50 protocol-level bots in one swarm process);
+- matches: 25 matches between those bots played concurrently by 25 referee threads (engine included).
+CPU time per decision is read from /proc/<pid>/stat for the gateway, echo and bot processes and from
+`time.process_time` for this (worker) process. Blocks of raw and relay round trips alternate so machine
+noise hits both alike. Prints a table and writes bench/results/bench_relay.json. Run: `python -m bench relay`
+(or `make bench`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,8 @@ GAME = "expedition-v1"
 BLOCKS = 10
 PER_BLOCK = 200
 SWARM = 50
+MUX_SEATS = 100
+MUX_DECISIONS = 40  # per seat
 ECHO_METHOD = "/bench.Echo/PingPong"
 
 
@@ -215,15 +222,38 @@ def _summary(times: list[float]) -> dict[str, float]:
     }
 
 
-def main() -> int:
-    from bench.common import print_table, write_results
-    from engine_service.gateway.protocol import bot_pb2, dumps, legal_actions_to_proto
-    from engine_service.gateway.registry import SqliteRegistry, sessions_for_bot
-    from engine_service.gateway.remote_seat import RemoteSeat
-    from engine_service.referee import HouseSeat, TimeControl, run_match  # noqa: F401
+def _process_cpu(pid: int) -> float:
+    """User plus system CPU seconds of a process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    request = _sample_request()
-    payload = bot_pb2.ServerMessage(
+
+class CpuMeter:
+    """CPU seconds spent by this process and by other processes (by name) over the measured phases."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.spent = {"worker": 0.0, **{name: 0.0 for name in pids}}
+
+    def run(self, work: Callable[[], Any]) -> Any:
+        before = self._now()
+        result = work()
+        after = self._now()
+        for name in self.spent:
+            self.spent[name] += after[name] - before[name]
+        return result
+
+    def _now(self) -> dict[str, float]:
+        return {"worker": time.process_time(), **{n: _process_cpu(p) for n, p in self.pids.items()}}
+
+    def per_decision_us(self, decisions: int) -> dict[str, float]:
+        return {name: seconds / decisions * 1e6 for name, seconds in self.spent.items()}
+
+
+def _payload(request: Any) -> bytes:
+    from engine_service.gateway.protocol import bot_pb2, dumps, legal_actions_to_proto
+
+    return bot_pb2.ServerMessage(
         decision_request=bot_pb2.DecisionRequest(
             match_id=request.match_id,
             request_id=request.request_id,
@@ -236,150 +266,224 @@ def main() -> int:
         )
     ).SerializeToString()
 
-    work = Path(tempfile.mkdtemp(prefix="bench-relay-"))
+
+def _setup(work: Path) -> dict[str, str]:
     tokens = [{"token": "bench-sdk", "bot_id": "sdk", "name": "sdk", "games": [GAME], "max_concurrent": 4}]
     tokens += [
         {"token": f"bench-{i}", "bot_id": f"b{i}", "name": f"b{i}", "games": [GAME], "max_concurrent": 4}
         for i in range(SWARM)
     ]
     (work / "tokens.json").write_text(json.dumps(tokens))
-    registry_path = work / "registry.sqlite3"
-    env = {
+    os.environ.pop("REDIS_URL", None)
+    return {
         "CARAVANSERAI_GATEWAY_ADDR": "127.0.0.1:0",
         "CARAVANSERAI_RELAY_ADDR": "127.0.0.1:0",
         "CARAVANSERAI_GATEWAY_AUTH": f"file:{work / 'tokens.json'}",
-        "CARAVANSERAI_REGISTRY_PATH": str(registry_path),
+        "CARAVANSERAI_REGISTRY_PATH": str(work / "registry.sqlite3"),
         "CARAVANSERAI_GATEWAY_MAX_SESSIONS_PER_BOT": "4",
     }
-    env.pop("REDIS_URL", None)
-    os.environ.pop("REDIS_URL", None)
-    processes: list[subprocess.Popen[str]] = []
-    try:
-        gateway = _spawn(["-m", "engine_service.gateway.server"], env)
-        processes.append(gateway)
-        ready = _wait_ready(gateway)
-        target = f"127.0.0.1:{ready['bot_port']}"
-        port_file = work / "raw.port"
-        processes.append(_spawn(["-m", "bench.bench_relay", "--serve-raw", str(port_file)]))
-        swarm = _spawn(["-m", "bench.bench_relay", "--swarm", target, str(SWARM), "bench-"])
-        processes.append(swarm)
-        sdk_bot = _spawn(
-            [str(ROOT / "clients/python/examples/random_bot.py"), "--target", target, "--token", "bench-sdk"],
-            {"PYTHONPATH": f"{ROOT / 'clients/python'}{os.pathsep}{ROOT}"},
+
+
+def _start_helpers(work: Path, processes: list[subprocess.Popen[str]]) -> dict[str, int]:
+    """Gateway, echo server, bot swarm and SDK bot; returns their pids once every bot is connected."""
+    from engine_service.gateway.registry import SqliteRegistry
+
+    gateway = _spawn(["-m", "engine_service.gateway.server"], _setup(work))
+    processes.append(gateway)
+    target = f"127.0.0.1:{_wait_ready(gateway)['bot_port']}"
+    port_file = work / "raw.port"
+    echo = _spawn(["-m", "bench.bench_relay", "--serve-raw", str(port_file)])
+    swarm = _spawn(["-m", "bench.bench_relay", "--swarm", target, str(SWARM), "bench-"])
+    sdk_bot = _spawn(
+        [str(ROOT / "clients/python/examples/random_bot.py"), "--target", target, "--token", "bench-sdk"],
+        {"PYTHONPATH": f"{ROOT / 'clients/python'}{os.pathsep}{ROOT}"},
+    )
+    processes += [echo, swarm, sdk_bot]
+    registry = SqliteRegistry(work / "registry.sqlite3")
+    deadline = time.monotonic() + 60
+    while not port_file.exists() or len({s.bot_id for s in registry.sessions()}) < SWARM + 1:
+        if time.monotonic() > deadline:
+            raise RuntimeError("helpers did not come up")
+        time.sleep(0.1)
+    return {"gateway": gateway.pid, "echo": echo.pid, "swarm": swarm.pid, "sdk": sdk_bot.pid}
+
+
+def _seat(registry: Any, bot_id: str, match_id: str, request: Any) -> tuple[Any, Any]:
+    from engine_service.gateway.remote_seat import RemoteSeat
+
+    seat = RemoteSeat(bot_id, bot_id, registry)
+    _bind(seat, match_id)
+    return seat, dataclasses.replace(request, match_id=match_id, request_id=f"{match_id}:40")
+
+
+def _round_trips(registry: Any, request: Any, pids: dict[str, int], port: int) -> dict[str, Any]:
+    """Alternating blocks: raw ping-pong, relay to a protocol-level bot, relay to the SDK bot."""
+    raw = RawPingPong(port, _payload(request))
+    proto_seat, proto_request = _seat(registry, "b0", "bench-proto", request)
+    sdk_seat, sdk_request = _seat(registry, "sdk", "bench-sdk", request)
+    raw.rounds(100)
+    _relay_rounds(proto_seat, proto_request, 100)
+    _relay_rounds(sdk_seat, sdk_request, 100)
+    times: dict[str, list[float]] = {"raw": [], "relay": [], "relay_sdk": []}
+    meters = {
+        "raw": CpuMeter({"echo": pids["echo"]}),
+        "relay": CpuMeter({"gateway": pids["gateway"], "bot": pids["swarm"]}),
+        "relay_sdk": CpuMeter({"gateway": pids["gateway"], "bot": pids["sdk"]}),
+    }
+    for _ in range(BLOCKS):
+        times["raw"] += meters["raw"].run(lambda: raw.rounds(PER_BLOCK))
+        times["relay"] += meters["relay"].run(lambda: _relay_rounds(proto_seat, proto_request, PER_BLOCK))
+        times["relay_sdk"] += meters["relay_sdk"].run(
+            lambda: _relay_rounds(sdk_seat, sdk_request, PER_BLOCK // 2)
         )
-        processes.append(sdk_bot)
-        registry = SqliteRegistry(registry_path)
-        deadline = time.monotonic() + 60
-        while not port_file.exists() or len({s.bot_id for s in registry.sessions()}) < SWARM + 1:
-            if time.monotonic() > deadline:
-                raise RuntimeError("helpers did not come up")
-            time.sleep(0.1)
-        assert sessions_for_bot(registry, "b0")
+    raw.close()
+    return {
+        name: {**_summary(t), "cpu_us": meters[name].per_decision_us(len(t))} for name, t in times.items()
+    }
 
-        raw = RawPingPong(int(port_file.read_text()), payload)
-        proto_seat = RemoteSeat("b0", "b0", registry)
-        _bind(proto_seat, "bench-proto")
-        sdk_seat = RemoteSeat("sdk", "sdk", registry)
-        _bind(sdk_seat, "bench-sdk")
-        proto_request = dataclasses.replace(request, match_id="bench-proto", request_id="bench-proto:40")
-        sdk_request = dataclasses.replace(request, match_id="bench-sdk", request_id="bench-sdk:40")
-        raw.rounds(100)
-        _relay_rounds(proto_seat, proto_request, 100)
-        _relay_rounds(sdk_seat, sdk_request, 100)
-        raw_times: list[float] = []
-        relay_times: list[float] = []
-        sdk_times: list[float] = []
-        for _ in range(BLOCKS):
-            raw_times += raw.rounds(PER_BLOCK)
-            relay_times += _relay_rounds(proto_seat, proto_request, PER_BLOCK)
-            sdk_times += _relay_rounds(sdk_seat, sdk_request, PER_BLOCK // 2)
-        raw.close()
 
-        # throughput: 25 matches at once between the 50 swarm bots
-        records: list[Any] = []
-        lock = threading.Lock()
+def _multiplexed(registry: Any, request: Any, pids: dict[str, int]) -> dict[str, Any]:
+    """`MUX_SEATS` threads deciding at once over this process's one relay stream."""
+    seats = [_seat(registry, f"b{i % SWARM}", f"bench-mux-{i}", request) for i in range(MUX_SEATS)]
+    times: list[list[float]] = [[] for _ in seats]
+    start = threading.Barrier(len(seats) + 1)
 
-        def play(i: int) -> None:
-            seats = [
-                RemoteSeat(f"b{2 * i}", f"b{2 * i}", registry),
-                RemoteSeat(f"b{2 * i + 1}", f"b{2 * i + 1}", registry),
-            ]
-            record = run_match(GAME, 2, 100 + i, seats, time_control=TimeControl(10.0, 30.0, 3))
-            with lock:
-                records.append(record)
+    def one(i: int) -> None:
+        start.wait()
+        times[i] = _relay_rounds(*seats[i], MUX_DECISIONS)
 
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(seats))]
+    for t in threads:
+        t.start()
+    meter = CpuMeter({"gateway": pids["gateway"], "bot": pids["swarm"]})
+
+    def run() -> float:
+        start.wait()
         started = time.perf_counter()
-        threads = [threading.Thread(target=play, args=(i,)) for i in range(SWARM // 2)]
-        for t in threads:
-            t.start()
         for t in threads:
             t.join()
-        wall = time.perf_counter() - started
-        decisions = sum(r.steps for r in records)
-        faults = sum(len(r.faults) for r in records)
-    finally:
-        for proc in reversed(processes):
-            _stop(proc)
+        return time.perf_counter() - started
 
-    raw_s, relay_s, sdk_s = _summary(raw_times), _summary(relay_times), _summary(sdk_times)
-    ratio_p50 = relay_s["p50_ms"] / raw_s["p50_ms"]
-    ratio_p99 = relay_s["p99_ms"] / raw_s["p99_ms"]
+    wall = meter.run(run)
+    flat = [x for t in times for x in t]
+    return {
+        "seats": len(seats),
+        "decisions": len(flat),
+        "seconds": wall,
+        "decisions_per_second": len(flat) / wall,
+        **_summary(flat),
+        "cpu_us": meter.per_decision_us(len(flat)),
+    }
+
+
+def _matches(registry: Any) -> dict[str, Any]:
+    """25 matches at once between the 50 swarm bots, played by referee threads."""
+    from engine_service.gateway.remote_seat import RemoteSeat
+    from engine_service.referee import TimeControl, run_match
+
+    records: list[Any] = []
+    lock = threading.Lock()
+
+    def play(i: int) -> None:
+        seats = [RemoteSeat(f"b{2 * i + k}", f"b{2 * i + k}", registry) for k in (0, 1)]
+        record = run_match(GAME, 2, 100 + i, seats, time_control=TimeControl(10.0, 30.0, 3))
+        with lock:
+            records.append(record)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=play, args=(i,)) for i in range(SWARM // 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    decisions = sum(r.steps for r in records)
+    return {
+        "bots": SWARM,
+        "matches": len(records),
+        "decisions": decisions,
+        "seconds": wall,
+        "decisions_per_second": decisions / wall,
+        "faults": sum(len(r.faults) for r in records),
+    }
+
+
+def _row(name: str, s: dict[str, Any], raw: dict[str, Any] | None) -> list[Any]:
+    """A table row; `raw` None for a load whose latencies are not round trips of one seat (multiplexed)."""
+    cpu = s["cpu_us"]
+    middle = cpu.get("gateway", cpu.get("echo", 0.0))
+    return [
+        name,
+        s["n"],
+        f"{s['p50_ms']:.3f}",
+        f"{s['p99_ms']:.3f}",
+        f"{s['p50_ms'] / raw['p50_ms']:.2f}x" if raw else "-",
+        f"{s['p99_ms'] / raw['p99_ms']:.2f}x" if raw else "-",
+        f"{cpu['worker']:.0f}",
+        f"{middle:.0f}",
+        f"{cpu.get('bot', 0.0):.0f}",
+    ]
+
+
+def _report(
+    request: Any, payload_bytes: int, trips: dict[str, Any], mux: dict[str, Any], matches: dict[str, Any]
+) -> None:
+    from bench.common import print_table
+
+    raw = trips["raw"]
     print(
-        f"payload: {len(payload)} bytes (an Expedition decision at step {request.step}, {len(request.legal_actions)} legal)"
+        f"payload: {payload_bytes} bytes (an Expedition decision at step {request.step}, "
+        f"{len(request.legal_actions)} legal); CPU in µs per decision: this (worker) process, the gateway "
+        "(the echo server for raw), the bot"
     )
     print_table(
-        ["path", "n", "p50 ms", "p99 ms", "mean ms", "p50 vs raw", "p99 vs raw"],
+        ["path", "n", "p50 ms", "p99 ms", "p50 vs raw", "p99 vs raw", "cpu worker", "cpu gateway", "cpu bot"],
         [
-            [
-                "raw grpc.aio bidi ping-pong",
-                raw_s["n"],
-                f"{raw_s['p50_ms']:.3f}",
-                f"{raw_s['p99_ms']:.3f}",
-                f"{raw_s['mean_ms']:.3f}",
-                "1.00x",
-                "1.00x",
-            ],
-            [
-                "relay (protocol-level bot)",
-                relay_s["n"],
-                f"{relay_s['p50_ms']:.3f}",
-                f"{relay_s['p99_ms']:.3f}",
-                f"{relay_s['mean_ms']:.3f}",
-                f"{ratio_p50:.2f}x",
-                f"{ratio_p99:.2f}x",
-            ],
-            [
-                "relay (Python SDK bot)",
-                sdk_s["n"],
-                f"{sdk_s['p50_ms']:.3f}",
-                f"{sdk_s['p99_ms']:.3f}",
-                f"{sdk_s['mean_ms']:.3f}",
-                f"{sdk_s['p50_ms'] / raw_s['p50_ms']:.2f}x",
-                f"{sdk_s['p99_ms'] / raw_s['p99_ms']:.2f}x",
-            ],
+            _row("raw grpc.aio bidi ping-pong", raw, raw),
+            _row("relay (protocol-level bot)", trips["relay"], raw),
+            _row("relay (Python SDK bot)", trips["relay_sdk"], raw),
+            _row(f"relay, {mux['seats']} seats multiplexed", mux, None),
         ],
     )
     print(
-        f"\n{SWARM} bots connected, {len(records)} matches at once: {decisions} decisions in {wall:.2f}s = "
-        f"{decisions / wall:.0f} decisions/s through the relay ({faults} faults)"
+        f"\nmultiplexed: {mux['seats']} threads on one relay stream: {mux['decisions']} decisions in "
+        f"{mux['seconds']:.2f}s = {mux['decisions_per_second']:.0f} decisions/s"
     )
+    print(
+        f"{matches['bots']} bots connected, {matches['matches']} matches at once: {matches['decisions']} "
+        f"decisions in {matches['seconds']:.2f}s = {matches['decisions_per_second']:.0f} decisions/s through "
+        f"the relay ({matches['faults']} faults)"
+    )
+
+
+def main() -> int:
+    from bench.common import write_results
+    from engine_service.gateway.registry import SqliteRegistry
+
+    request = _sample_request()
+    work = Path(tempfile.mkdtemp(prefix="bench-relay-"))
+    processes: list[subprocess.Popen[str]] = []
+    try:
+        pids = _start_helpers(work, processes)
+        registry = SqliteRegistry(work / "registry.sqlite3")
+        trips = _round_trips(registry, request, pids, int((work / "raw.port").read_text()))
+        mux = _multiplexed(registry, request, pids)
+        matches = _matches(registry)
+    finally:
+        for proc in reversed(processes):
+            _stop(proc)
+    payload_bytes = len(_payload(request))
+    _report(request, payload_bytes, trips, mux, matches)
+    raw, relay = trips["raw"], trips["relay"]
     write_results(
         "bench_relay",
         {
-            "payload_bytes": len(payload),
-            "raw": raw_s,
-            "relay": relay_s,
-            "relay_sdk": sdk_s,
-            "ratio_p50": ratio_p50,
-            "ratio_p99": ratio_p99,
-            "throughput": {
-                "bots": SWARM,
-                "matches": len(records),
-                "decisions": decisions,
-                "seconds": wall,
-                "decisions_per_second": decisions / wall,
-                "faults": faults,
-            },
+            "payload_bytes": payload_bytes,
+            **trips,
+            "ratio_p50": relay["p50_ms"] / raw["p50_ms"],
+            "ratio_p99": relay["p99_ms"] / raw["p99_ms"],
+            "multiplexed": mux,
+            "throughput": matches,
         },
     )
     return 0
