@@ -1,15 +1,47 @@
 """The one-command demo (`make demo`): the whole ladder on this machine, on embedded defaults.
 
-It migrates the SQLite database under var/, creates the Expedition 2-, 3- and 4-player ladders and the house
-bots, registers demo bots through the ladder's services (a fresh token each run), then starts, each as its
-own process with its log under var/demo/logs/: the gateway, a Celery worker, Celery beat, the web server
-(gunicorn), and the bots (the Python SDK's random and greedy examples, and the Node example bot when Node.js
-and its packages are present), which connect with their tokens and play real rated matches scheduled by
-beat. It prints the URLs, one line per finished match, the leaderboards every minute, and stops everything
-cleanly on Ctrl-C or SIGTERM (or after `--minutes N`).
+It migrates the SQLite database under var/, creates the demo ladders (Expedition for 2, 3 and 4 players, and
+every other game for 3, Marco Polo II also with The Caravans) and the house bots, registers demo bots
+through the ladder's services (a fresh token each run), then starts, each as its own process with its log
+under var/demo/logs/: the gateway, a match worker (`-Q matches`, Celery's threads pool), a scheduler worker
+(`-Q matchmaking,tournaments`, so matchmaking never waits behind matches), Celery beat (started last, once
+both workers are ready), the web server (gunicorn) and the bots (the Python SDK's random and greedy
+examples, and the Node example bot when Node.js and its packages are present), which connect with their
+tokens and play real rated matches scheduled by beat. It prints the URLs, one line per finished match in the
+order they finish, the leaderboards every minute, and stops on Ctrl-C or SIGTERM (or after `--minutes N`).
+
+Choices that keep every ladder moving on a 2-core machine. Measured with `caravan play <game> --players 3
+--bots random,greedy,mcts:N --seed 7`, one match alone on a quiet machine: Marco Polo II takes 105 s with
+`mcts:25` and 38 s with `mcts:4`, Dragonda 37 s and 9 s, Voyages 9 s and 3 s; with SDK, random or greedy
+bots only, every game's match takes 1-3 s. House bots fill seats wherever matchmaking lacks remote bots,
+and the searching one (capacity unlimited) then sits in many long matches at once: in a 4-minute run with
+house bots on every ladder (`mcts:4`, one search process), 8 such matches held all 12 remote-bot slots for
+minutes, the Expedition 3-player ladder had no match, and the searching seat timed out, its decisions
+queued behind each other's. So:
+- house bots (random, greedy and the search bot `mcts:10`, DEMO_SEARCH: an Expedition match with it takes
+  about 8 s) fill seats on the Expedition ladders only; the Voyages, Marco Polo II (with and without The
+  Caravans) and Dragonda ladders seat only the SDK bots, three in Python (PYTHON_BOTS, so 3-player tables
+  form without Node.js) plus the Node bot;
+- the search bot decides in one process (CARAVANSERAI_SEARCH_PROCESSES=1), leaving a core for the gateway,
+  the workers, the web server and the bots;
+- each SDK bot plays up to 4 matches at once (BOT_CONCURRENT); the worker keeps its default of 64 matches
+  at once, more than the bots' slots; matchmaking runs every 3 s with at most 2 matches waiting per ladder.
+With these, on this machine under a load average of 20-40 from other jobs, the first match was printed 8 s
+after the URLs and every ladder had a rated match 62 s after them.
+
+Feed: a match is printed once when it is DONE, whatever its id: the feed follows `finished_at` (with an
+overlap for transactions that commit late) and remembers what it printed, so a long match that finishes
+after later ones is printed too, and the total is the number of matches DONE since the demo started.
+
+Stopping: beat and the scheduler stop first (no new matches), then the match worker gets a warm shutdown
+(it finishes the matches in hand) for at most WORKER_STOP_SECONDS; after that it is killed, and every match
+still RUNNING is put back to QUEUED through `match_record_infrastructure_failure(retry=True)` (never rated)
+and sent again, so the next start replays it. A clean stop leaves no match RUNNING. Stale scheduling ticks
+left in the broker by an earlier run are purged before the scheduler starts, so none expires unrun.
 
 No DATABASE_URL and no REDIS_URL: the demo unsets them, so it needs no server (SQLite database, the embedded
-Celery broker and session registry, all under var/ or `--var-dir`).
+Celery broker and session registry, all under var/ or `--var-dir`). It sets CARAVANSERAI_DEMO=1, which lets
+the ladder run with the development SECRET_KEY.
 
 Layer: tooling at the edge (a supervisor of processes); it writes to the database only through the ladder's
 services and never runs a match itself.
@@ -27,29 +59,56 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-# Expedition at every table size, and each further registered game at 3 players.
+# Expedition at every table size, each further registered game at 3 players, plus these option variants.
 FIRST_GAME = "expedition-v1"
 FIRST_GAME_PLAYER_COUNTS = (2, 3, 4)
 OTHER_GAMES_PLAYERS = 3
-HOUSE_POLICIES = ("random", "greedy", "mcts:25")
+OPTION_VARIANTS = (("mp2-v1", (("caravans", True),)),)
+DEMO_SEARCH = "mcts:10"
+HOUSE_POLICIES = ("random", "greedy", DEMO_SEARCH)
+BOT_CONCURRENT = 4
+# three Python SDK bots, so the 3-player ladders without house bots play with or without Node.js
+PYTHON_BOTS = ("demo-random-py", "demo-greedy-py", "demo-greedy2-py")
 DEMO_USER = "demo"
 DEMO_PASSWORD = "caravanserai-demo"
+WORKER_STOP_SECONDS = 20.0
+FEED_OVERLAP = timedelta(seconds=120)
+SCHEDULING_QUEUES = ("matchmaking", "tournaments")
+REQUEUE_REASON = "the demo stopped while the match was running; it is replayed on the next start"
 
 
-def demo_ladders() -> list[tuple[str, int]]:
-    """(game id, players) of the demo's ladders."""
+@dataclass(frozen=True)
+class DemoLadder:
+    game_id: str
+    players: int
+    options: tuple[tuple[str, Any], ...] = ()
+    house_bots: bool = False
+
+    @property
+    def slug(self) -> str:
+        """The slug `ladder_create` would give it: the true options' names after the player count."""
+        flags = "".join(f"-{name}" for name, value in self.options if value is True)
+        return f"{self.game_id}-{self.players}p{flags}".replace("_", "-")
+
+
+def demo_ladders() -> list[DemoLadder]:
     from engine_service.games import list_games
 
-    ladders = [(FIRST_GAME, n) for n in FIRST_GAME_PLAYER_COUNTS]
+    ladders = [DemoLadder(FIRST_GAME, n, house_bots=True) for n in FIRST_GAME_PLAYER_COUNTS]
     for spec in list_games():
         if spec.game_id != FIRST_GAME and spec.min_players <= OTHER_GAMES_PLAYERS <= spec.max_players:
-            ladders.append((spec.game_id, OTHER_GAMES_PLAYERS))
+            ladders.append(DemoLadder(spec.game_id, OTHER_GAMES_PLAYERS))
+            ladders += [
+                DemoLadder(g, OTHER_GAMES_PLAYERS, o) for g, o in OPTION_VARIANTS if g == spec.game_id
+            ]
     return ladders
 
 
@@ -86,20 +145,26 @@ class Child:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def tail(self, lines: int = 15) -> str:
+    def text(self) -> str:
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            return self.log_path.read_text(errors="replace")
         except OSError:
             return ""
 
-    def stop(self, timeout: float) -> None:
+    def tail(self, lines: int = 15) -> str:
+        return "\n".join(self.text().splitlines()[-lines:])
+
+    def stop(self, timeout: float) -> bool:
+        """SIGTERM, then SIGKILL to its whole group after `timeout`; True when it stopped by itself."""
         if self.proc is None:
-            return
+            return True
+        clean = True
         if self.proc.poll() is None:
             self.proc.terminate()  # the leader only: a Celery worker or gunicorn then stops its own children
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                clean = False
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(10)
@@ -108,6 +173,48 @@ class Child:
             os.killpg(self.proc.pid, signal.SIGKILL)
         if self.log is not None:
             self.log.close()
+        return clean
+
+
+class MatchFeed:
+    """Every match that becomes DONE after `since`, once, in the order they finish (not by id)."""
+
+    def __init__(self, since: datetime, web_base: str) -> None:
+        self.since = since
+        self.web_base = web_base
+        self.mark = since
+        self.printed: dict[int, datetime] = {}  # printed within the overlap window
+        self.total = 0
+
+    def poll(self, say: Callable[[str], None]) -> int:
+        from ladder.matches.models import Match, MatchStatus
+
+        window = max(self.since, self.mark - FEED_OVERLAP)
+        rows = Match.objects.filter(status=MatchStatus.DONE, finished_at__gte=window)
+        fresh = [pk for pk in rows.values_list("pk", flat=True) if pk not in self.printed]
+        matches = (
+            Match.objects.filter(pk__in=fresh)
+            .select_related("ladder")
+            .prefetch_related("seats__bot")
+            .order_by("finished_at", "pk")
+        )
+        for match in matches:
+            say(self.line(match))
+            self.printed[match.pk] = match.finished_at
+            self.mark = max(self.mark, match.finished_at)
+        self.printed = {pk: at for pk, at in self.printed.items() if at >= window}
+        self.total += len(fresh)
+        return len(fresh)
+
+    def line(self, match: Any) -> str:
+        seats = sorted(match.seats.all(), key=lambda s: (s.rank or 99, s.index))
+        table = ", ".join(f"#{s.rank} {s.bot.name} ({s.score})" for s in seats)
+        faults = sum(len(s.faults) for s in seats)
+        return (
+            f"  match {match.pk:>4} {match.ladder.slug:<19} {table} · {match.steps} steps"
+            + (f" · {faults} faults" if faults else "")
+            + f" · {self.web_base}/matches/{match.pk}/"
+        )
 
 
 class Demo:
@@ -120,7 +227,8 @@ class Demo:
         self.relay_port = args.relay_port or free_port()
         self.children: list[Child] = []
         self.stopping = False
-        self.seen_match = 0
+        self.django_ready = False
+        self.feed: MatchFeed | None = None
         self.started_at = time.monotonic()
         self.env = self._environment()
 
@@ -132,11 +240,13 @@ class Demo:
                 self.say(f"note: {name} is ignored; the demo runs on the embedded defaults")
         env.update(
             DJANGO_SETTINGS_MODULE="ladder.settings.base",
+            CARAVANSERAI_DEMO="1",
             CARAVANSERAI_VAR_DIR=str(self.var),
             CARAVANSERAI_REGISTRY_PATH=str(self.var / "gateway-registry.sqlite3"),
             CARAVANSERAI_GATEWAY_ADDR=f"127.0.0.1:{self.bot_port}",
             CARAVANSERAI_RELAY_ADDR=f"127.0.0.1:{self.relay_port}",
             CARAVANSERAI_GATEWAY_AUTH="django",
+            CARAVANSERAI_SEARCH_PROCESSES=env.get("CARAVANSERAI_SEARCH_PROCESSES", "1"),
             CARAVANSERAI_MATCHMAKING_SECONDS=env.get("CARAVANSERAI_MATCHMAKING_SECONDS", "3"),
             CARAVANSERAI_MAX_QUEUED_PER_LADDER=env.get("CARAVANSERAI_MAX_QUEUED_PER_LADDER", "2"),
             PYTHONUNBUFFERED="1",
@@ -147,8 +257,7 @@ class Demo:
     def say(self, text: str) -> None:
         print(text, flush=True)
 
-    def prepare_database(self) -> list[tuple[str, str]]:
-        """Migrate; ladders, house bots and the demo bots; returns (bot name, token) per demo bot."""
+    def setup_django(self) -> None:
         os.environ.update({k: v for k, v in self.env.items() if k.startswith(("DJANGO", "CARAVANSERAI"))})
         for name in ("DATABASE_URL", "REDIS_URL"):
             os.environ.pop(name, None)
@@ -156,42 +265,49 @@ class Demo:
         import django
 
         django.setup()
-        from django.contrib.auth import get_user_model
+        self.django_ready = True
+
+    def prepare_database(self) -> list[tuple[str, str]]:
+        """Migrate; ladders, house bots and the demo bots; returns (bot name, token) per demo bot."""
         from django.core.management import call_command
 
-        from ladder.bots.models import Bot
-        from ladder.bots.services import bot_create, bot_token_rotate, house_bot_ensure
+        from ladder.bots.services import house_bot_ensure
         from ladder.ladders.models import Ladder
         from ladder.ladders.services import ladder_create
 
         self.say(f"database: SQLite under {self.var} (migrating)")
         call_command("migrate", verbosity=0, interactive=False)
-        for game_id, n in demo_ladders():
-            slug = f"{game_id}-{n}p"
-            if not Ladder.objects.filter(slug=slug).exists():
-                ladder_create(game_id=game_id, num_players=n, slug=slug)
+        for ladder in demo_ladders():
+            if not Ladder.objects.filter(slug=ladder.slug).exists():
+                ladder_create(
+                    game_id=ladder.game_id, num_players=ladder.players, options=dict(ladder.options),
+                    slug=ladder.slug, house_bots_allowed=ladder.house_bots,
+                )  # fmt: skip
         for policy in HOUSE_POLICIES:
             house_bot_ensure(policy=policy)
-        user_model = get_user_model()
-        user, created = user_model.objects.get_or_create(username=DEMO_USER)
+        return [(name, self.bot_token(name)) for name in self.bot_names()]
+
+    def bot_token(self, name: str) -> str:
+        """A fresh token for the demo bot `name`, registering it on first use."""
+        from django.contrib.auth import get_user_model
+
+        from ladder.bots.models import Bot
+        from ladder.bots.services import bot_create, bot_token_rotate
+
+        user, created = get_user_model().objects.get_or_create(username=DEMO_USER)
         if created:
             user.set_password(DEMO_PASSWORD)
             user.save()
-        tokens = []
-        for name in self.bot_names():
-            bot = Bot.objects.filter(name=name).first()
-            if bot is None:
-                bot, token = bot_create(
-                    owner=user,
-                    name=name,
-                    games=sorted({game_id for game_id, _ in demo_ladders()}),
-                    description="A demo bot started by `make demo`.",
-                    max_concurrent=4,
-                )
-            else:
-                bot, token = bot_token_rotate(bot_id=bot.pk, user=user)
-            tokens.append((name, token))
-        return tokens
+        bot = Bot.objects.filter(name=name).first()
+        if bot is not None:
+            return bot_token_rotate(bot_id=bot.pk, user=user)[1]
+        return bot_create(
+            owner=user,
+            name=name,
+            games=sorted({ladder.game_id for ladder in demo_ladders()}),
+            description="A demo bot started by `make demo`.",
+            max_concurrent=BOT_CONCURRENT,
+        )[1]
 
     def node_available(self) -> bool:
         node_dir = ROOT / "clients" / "node"
@@ -203,10 +319,20 @@ class Demo:
         )
 
     def bot_names(self) -> list[str]:
-        names = ["demo-random-py", "demo-greedy-py"]
+        names = list(PYTHON_BOTS)
         if self.node_available():
             names.append("demo-random-node")
         return names
+
+    def purge_scheduling_ticks(self) -> None:
+        """Drop matchmaking and sweep messages an earlier run left in the broker: they are only beat ticks
+        (beat sends fresh ones), and a stale one would expire unrun. Match messages stay."""
+        from workers.celery_app import app
+
+        with app.connection_for_write() as conn:
+            for queue in SCHEDULING_QUEUES:
+                with contextlib.suppress(Exception):  # a queue that does not exist yet has nothing to drop
+                    conn.default_channel.queue_purge(queue)
 
     # --- processes -----------------------------------------------------------------------------------------
     def spawn(self, name: str, argv: list[str], cwd: Path = ROOT) -> Child:
@@ -214,7 +340,10 @@ class Demo:
         self.children.append(child)
         return child
 
-    def wait_for(self, child: Child, predicate, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    def child(self, name: str) -> Child | None:
+        return next((c for c in self.children if c.name == name), None)
+
+    def wait_for(self, child: Child, predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
         until = time.monotonic() + timeout
         while time.monotonic() < until:
             if self.stopping:
@@ -226,25 +355,30 @@ class Demo:
             time.sleep(0.2)
         raise RuntimeError(f"{child.name}: no {what} after {timeout:.0f}s:\n{child.tail()}")
 
+    def celery(self, name: str, *args: str) -> Child:
+        return self.spawn(
+            name, [PYTHON, "-m", "celery", "-A", "workers.celery_app", *args, "--loglevel", "INFO"]
+        )
+
+    def start_workers(self) -> None:
+        """The match worker (threads pool, CARAVANSERAI_MATCHES_PER_WORKER at once) and the scheduler, each
+        waited for until ready, then beat: its first tick finds a worker listening."""
+        quiet = ("--without-gossip", "--without-mingle")
+        pid = os.getpid()
+        worker = self.celery("worker", "worker", "-Q", "matches", "-n", f"demo-{pid}@%h", *quiet)
+        scheduler = self.celery(
+            "scheduler", "worker", "-Q", ",".join(SCHEDULING_QUEUES), "-c", "4", "-n", f"scheduler-{pid}@%h", *quiet
+        )  # fmt: skip
+        for child in (worker, scheduler):
+            self.wait_for(child, lambda c=child: " ready." in c.text(), "ready line")  # type: ignore[misc]
+        self.celery("beat", "beat", "-s", str(self.var / "demo" / "celerybeat-schedule"))
+
     def start_services(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
         gateway = self.spawn("gateway", [PYTHON, "-m", "engine_service.gateway.server"])
-        self.wait_for(gateway, lambda: "READY " in gateway.log_path.read_text(errors="replace"), "READY line")
-        self.spawn(
-            "worker",
-            [
-                PYTHON, "-m", "celery", "-A", "workers.celery_app", "worker",
-                "-Q", "matches,matchmaking,tournaments", "-c", str(self.args.concurrency),
-                "-n", f"demo-{os.getpid()}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
-            ],
-        )  # fmt: skip
-        self.spawn(
-            "beat",
-            [
-                PYTHON, "-m", "celery", "-A", "workers.celery_app", "beat", "--loglevel", "INFO",
-                "-s", str(self.var / "demo" / "celerybeat-schedule"),
-            ],
-        )  # fmt: skip
+        self.wait_for(gateway, lambda: "READY " in gateway.text(), "READY line")
+        self.purge_scheduling_ticks()
+        self.start_workers()
         web = self.spawn(
             "web",
             [
@@ -265,7 +399,16 @@ class Demo:
         target = f"127.0.0.1:{self.bot_port}"
         examples = ROOT / "clients" / "python" / "examples"
         for i, (name, token) in enumerate(tokens):
-            common = ["--target", target, "--token", token, "--concurrent", "2", "--seed", str(i + 1)]
+            common = [
+                "--target",
+                target,
+                "--token",
+                token,
+                "--concurrent",
+                str(BOT_CONCURRENT),
+                "--seed",
+                str(i + 1),
+            ]
             if name.endswith("-node"):
                 argv = ["node", str(ROOT / "clients" / "node" / "bot.js"), *common]
             elif "greedy" in name:
@@ -274,53 +417,70 @@ class Demo:
                 argv = [PYTHON, str(examples / "random_bot.py"), *common]
             self.spawn(f"bot-{name}", argv)
 
+    # --- stopping ------------------------------------------------------------------------------------------
+    def stop_child(self, name: str, timeout: float = 10.0) -> bool:
+        child = self.child(name)
+        if child is None:
+            return True
+        self.children.remove(child)
+        return child.stop(timeout)
+
+    def stop_matches(self) -> None:
+        """Beat and the scheduler (no new matches), then a bounded warm shutdown of the match worker; the
+        matches it could not finish go back to QUEUED."""
+        self.stop_child("beat")
+        self.stop_child("scheduler")
+        worker_was_running = self.child("worker") is not None
+        if not self.stop_child("worker", timeout=WORKER_STOP_SECONDS):
+            self.say(f"the worker did not finish its matches within {WORKER_STOP_SECONDS:.0f}s; stopped it")
+        if worker_was_running and self.django_ready:
+            self.requeue_unfinished()
+
+    def requeue_unfinished(self) -> None:
+        """Every match still RUNNING (the worker is gone): back to QUEUED, never rated, and sent again."""
+        from ladder.matches.models import Match, MatchStatus
+        from ladder.matches.services import match_record_infrastructure_failure
+        from workers.celery_app import app
+
+        running = list(Match.objects.filter(status=MatchStatus.RUNNING).values_list("pk", flat=True))
+        for match_id in running:
+            match_record_infrastructure_failure(match_id=match_id, reason=REQUEUE_REASON, retry=True)
+            if Match.objects.filter(pk=match_id, status=MatchStatus.QUEUED).exists():
+                app.send_task("matches.run_match", args=[match_id])
+        if running:
+            self.say(f"put back {len(running)} unfinished matches, replayed on the next start: {running}")
+
     def stop_all(self) -> None:
-        """Beat first (no new matches), then the worker (it finishes the match in hand), the bots, the
-        gateway and the web server."""
-        order = {"beat": 0, "worker": 1, "gateway": 3, "web": 4}
-        for child in sorted(self.children, key=lambda c: order.get(c.name, 2)):
-            child.stop(timeout=30.0 if child.name == "worker" else 10.0)
+        """Matches first (see `stop_matches`), the last lines of the feed, then the bots, gateway and web."""
+        self.stop_matches()
+        if self.feed is not None:
+            self.feed.poll(self.say)
+            self.say("leaderboards (Elo, games):")
+            self.report_leaderboards()
+            elapsed = time.monotonic() - self.started_at
+            self.say(f"stopping: {self.feed.total} matches played in {elapsed:.0f}s")
+        order = {"gateway": 1, "web": 2}
+        for child in sorted(self.children, key=lambda c: order.get(c.name, 0)):
+            child.stop(timeout=10.0)
         self.children.clear()
 
     # --- progress ------------------------------------------------------------------------------------------
-    def report_matches(self) -> int:
-        from ladder.matches.models import Match, MatchStatus
-
-        done = list(
-            Match.objects.filter(status=MatchStatus.DONE, pk__gt=self.seen_match)
-            .select_related("ladder")
-            .prefetch_related("seats__bot")
-            .order_by("pk")[:50]
-        )
-        for match in done:
-            seats = sorted(match.seats.all(), key=lambda s: (s.rank or 99, s.index))
-            table = ", ".join(f"#{s.rank} {s.bot.name} ({s.score})" for s in seats)
-            faults = sum(len(s.faults) for s in seats)
-            self.say(
-                f"  match {match.pk:>4} {match.ladder.slug:<17} {table} · {match.steps} steps"
-                + (f" · {faults} faults" if faults else "")
-                + f" · http://127.0.0.1:{self.web_port}/matches/{match.pk}/"
-            )
-            self.seen_match = match.pk
-        return len(done)
-
     def report_leaderboards(self) -> None:
         from ladder.ladders.models import Ladder
         from ladder.ratings.models import Rating
 
-        for ladder in Ladder.objects.filter(slug__in=[f"{g}-{n}p" for g, n in demo_ladders()]).order_by(
-            "game_id", "num_players"
-        ):
+        slugs = [ladder.slug for ladder in demo_ladders()]
+        for ladder in Ladder.objects.filter(slug__in=slugs).order_by("game_id", "num_players", "slug"):
             top = Rating.objects.filter(ladder=ladder, games__gt=0).select_related("bot").order_by("-elo")[:6]
             row = "  ".join(f"{r.bot.name} {r.elo:.0f} ({r.games})" for r in top) or "no rated bots yet"
-            self.say(f"  {ladder.slug:<17} {row}")
+            self.say(f"  {ladder.slug:<19} {row}")
 
     def print_urls(self) -> None:
         base = f"http://127.0.0.1:{self.web_port}"
         self.say("")
         self.say(f"  ladders        {base}/")
-        for game_id, n in demo_ladders():
-            self.say(f"  leaderboard    {base}/ladders/{game_id}-{n}p/")
+        for ladder in demo_ladders():
+            self.say(f"  leaderboard    {base}/ladders/{ladder.slug}/")
         self.say(f"  matches        {base}/matches/")
         self.say(f"  tournaments    {base}/tournaments/")
         self.say(f"  REST API       {base}/api/v1/  (docs {base}/api/v1/docs/)")
@@ -329,50 +489,52 @@ class Demo:
         self.say(f"  logs           {self.logs}")
         self.say("")
 
+    def start(self) -> None:
+        from django.utils import timezone
+
+        self.setup_django()
+        tokens = self.prepare_database()
+        self.say("starting the gateway, the match and scheduler workers, beat and the web server")
+        self.feed = MatchFeed(timezone.now(), f"http://127.0.0.1:{self.web_port}")
+        self.start_services()
+        self.start_bots(tokens)
+        self.print_urls()
+        self.say(f"bots {', '.join(n for n, _ in tokens)} connecting; matches appear below (Ctrl-C stops)")
+
+    def watch(self, deadline: float | None) -> None:
+        assert self.feed is not None
+        last_board = time.monotonic()
+        while not self.stopping and (deadline is None or time.monotonic() < deadline):
+            self.feed.poll(self.say)
+            for child in self.children:
+                if not child.alive and not child.name.startswith("bot-"):
+                    raise RuntimeError(f"{child.name} stopped unexpectedly:\n{child.tail()}")
+            if time.monotonic() - last_board >= 60:
+                self.say("leaderboards (Elo, games):")
+                self.report_leaderboards()
+                last_board = time.monotonic()
+            time.sleep(1.0)
+
     def run(self) -> int:
         deadline = None if self.args.minutes is None else time.monotonic() + self.args.minutes * 60
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on_signal)
+        status = 0
         try:
-            tokens = self.prepare_database()
-            self.say("starting the gateway, a Celery worker, beat and the web server")
-            self.start_services()
-            self.start_bots(tokens)
-            self.print_urls()
-            self.say(
-                f"bots {', '.join(n for n, _ in tokens)} connecting; matches appear below (Ctrl-C stops)"
-            )
-            from ladder.matches.models import Match
-
-            self.seen_match = Match.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-            played = 0
-            last_board = time.monotonic()
-            while not self.stopping and (deadline is None or time.monotonic() < deadline):
-                played += self.report_matches()
-                for child in self.children:
-                    if not child.alive and not child.name.startswith("bot-"):
-                        raise RuntimeError(f"{child.name} stopped unexpectedly:\n{child.tail()}")
-                if time.monotonic() - last_board >= 60:
-                    self.say("leaderboards (Elo, games):")
-                    self.report_leaderboards()
-                    last_board = time.monotonic()
-                time.sleep(1.0)
-            played += self.report_matches()
-            self.say("leaderboards (Elo, games):")
-            self.report_leaderboards()
-            self.say(f"stopping: {played} matches played in {time.monotonic() - self.started_at:.0f}s")
-            return 0
+            self.start()
+            self.watch(deadline)
         except KeyboardInterrupt:
-            self.say("stopping")
-            return 0
+            pass
         except RuntimeError as exc:
             self.say(f"demo failed: {exc}")
-            return 1
+            status = 1
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            self.say("stopping")
             self.stop_all()
             self.say("all processes stopped")
+        return status
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stopping = True
@@ -388,14 +550,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--relay-port", type=int, default=50052, help="the gateway's relay for workers; 0: any"
     )
-    parser.add_argument("--concurrency", type=int, default=2, help="worker processes playing matches")
     parser.add_argument("--var-dir", default=None, help="where the demo keeps its data (default var/)")
     parser.add_argument("--no-node", action="store_true", help="do not start the Node example bot")
     args = parser.parse_args(argv)
     if args.minutes is not None and args.minutes <= 0:
         parser.error("--minutes must be positive")
-    if args.concurrency < 1:
-        parser.error("--concurrency must be at least 1")
     return Demo(args).run()
 
 

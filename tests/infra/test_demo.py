@@ -1,18 +1,31 @@
-"""The one-command demo on embedded defaults: it starts everything, bots play rated matches, progress is
-printed, and SIGTERM (like Ctrl-C) stops every process it started; `--minutes` stops it by itself."""
+"""The one-command demo on embedded defaults, run as a new operator would: the first match soon after the
+URLs, a bot registered on the web page and connected plays within 30 s, every ladder gets a rated match,
+the feed prints every finished match (also those finishing after a later id) with the right total, and a
+stop by SIGTERM (like Ctrl-C) or `--minutes` leaves no match RUNNING, no scheduling task expired and no
+process behind. The demo's database is read with sqlite3 (not Django), as the demo owns it."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PORTS = ["--web-port", "0", "--gateway-port", "0", "--relay-port", "0"]
+FIRST_MATCH_SECONDS = 15
+WEB_BOT_SECONDS = 30
+EVERY_LADDER_SECONDS = 150
 
 pytestmark = pytest.mark.slow
 
@@ -40,70 +53,182 @@ def processes_using(path: Path) -> list[str]:
     return found
 
 
-def test_demo_plays_matches_and_stops_cleanly_on_sigterm(tmp_path):
-    var = tmp_path / "var"
-    args = [
-        "--web-port",
-        "0",
-        "--gateway-port",
-        "0",
-        "--relay-port",
-        "0",
-        "--var-dir",
-        str(var),
-        "--minutes",
-        "3",
-    ]
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "infra" / "demo.py"), *args],
-        cwd=ROOT,
-        env=demo_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+class DemoRun:
+    """`infra/demo.py` in a subprocess; its output lines with the time each arrived."""
+
+    def __init__(self, var: Path, *args: str) -> None:
+        self.var = var
+        self.lines: list[tuple[float, str]] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "infra" / "demo.py"), *PORTS, "--var-dir", str(var), *args],
+            cwd=ROOT,
+            env=demo_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append((time.monotonic(), line))
+
+    @property
+    def output(self) -> str:
+        return "".join(line for _, line in self.lines)
+
+    def first(self, pattern: str, timeout: float) -> tuple[float, re.Match[str]]:
+        """The arrival time and match of the first output line matching `pattern`, waiting for it."""
+        until = time.monotonic() + timeout
+        while time.monotonic() < until and (self.proc.poll() is None or self.reader.is_alive()):
+            for at, line in list(self.lines):
+                found = re.search(pattern, line)
+                if found:
+                    return at, found
+            time.sleep(0.2)
+        raise AssertionError(f"no line matching {pattern!r} within {timeout:.0f}s:\n{self.output}")
+
+    def feed_ids(self) -> list[int]:
+        return [int(m.group(1)) for _, line in self.lines if (m := re.match(r"\s+match\s+(\d+) ", line))]
+
+    def stop(self, timeout: float = 150) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(10)
+        return self.proc.returncode
+
+    def query(self, sql: str, *params: object) -> list[tuple]:
+        with sqlite3.connect(self.var / "ladder.sqlite3", timeout=30) as db:
+            return db.execute(sql, params).fetchall()
+
+
+def wait_until(predicate, timeout: float, what: str) -> float:  # type: ignore[no-untyped-def]
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if predicate():
+            return time.monotonic() - start
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not within {timeout:.0f}s")
+
+
+def register_bot_on_the_web(base: str, name: str) -> str:
+    """Log in as the demo user, register `name` for Expedition on /bots/new/, return the token shown."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def post(path: str, fields: list[tuple[str, str]]) -> str:
+        page = opener.open(base + path, timeout=30).read().decode()
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        assert csrf, page
+        body = urllib.parse.urlencode([("csrfmiddlewaretoken", csrf.group(1)), *fields]).encode()
+        return opener.open(base + path, data=body, timeout=30).read().decode()
+
+    post("/login/", [("username", "demo"), ("password", "caravanserai-demo")])
+    page = post(
+        "/bots/new/",
+        [("name", name), ("games", "expedition-v1"), ("description", ""), ("max_concurrent", "2")],
     )
-    lines: list[str] = []
+    token = re.search(r'<code id="bot-token">([^<]+)</code>', page)
+    assert token, page
+    return token.group(1)
+
+
+def start_web_bot(demo: DemoRun, token: str) -> subprocess.Popen[bytes]:
+    _, gateway = demo.first(r"gateway\s+(127\.0\.0\.1:\d+)", 5)
+    env = demo_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "clients" / "python"), str(ROOT)])
+    script = ROOT / "clients" / "python" / "examples" / "random_bot.py"
+    argv = [sys.executable, str(script), "--target", gateway.group(1), "--token", token, "--concurrent", "2"]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def ladders_without_done(demo: DemoRun) -> list[str]:
+    return [
+        slug
+        for (slug,) in demo.query(
+            "SELECT slug FROM ladders_ladder l WHERE NOT EXISTS"
+            " (SELECT 1 FROM matches_match m WHERE m.ladder_id = l.id AND m.status = 'DONE')"
+        )
+    ]
+
+
+def finished_out_of_order(demo: DemoRun) -> bool:
+    """Some DONE match finished after a DONE match with a higher id."""
+    ids = [
+        pk for (pk,) in demo.query("SELECT id FROM matches_match WHERE status = 'DONE' ORDER BY finished_at")
+    ]
+    return ids != sorted(ids)
+
+
+def check_web_bot(demo: DemoRun, base: str) -> None:
+    token = register_bot_on_the_web(base, "web-registered")
+    bot = start_web_bot(demo, token)
     try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 150
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if sum(1 for ln in lines if ln.lstrip().startswith("match ")) >= 3:
-                break
-        assert sum(1 for ln in lines if ln.lstrip().startswith("match ")) >= 3, "".join(lines)
-        proc.send_signal(signal.SIGTERM)
-        rest, _ = proc.communicate(timeout=90)
-        lines.append(rest)
+        sql = "SELECT COUNT(*) FROM matches_seat s JOIN bots_bot b ON b.id = s.bot_id WHERE b.name = ?"
+        waited = wait_until(lambda: demo.query(sql, "web-registered")[0][0] > 0, WEB_BOT_SECONDS, "web bot")
+        print(f"web-registered bot: first match {waited:.1f}s after it was started")
+        demo.first(r"match\s+\d+ .*web-registered", 90)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    output = "".join(lines)
-    assert proc.returncode == 0, output
-    assert "leaderboard    http://127.0.0.1:" in output and "/ladders/expedition-v1-2p/" in output
-    assert "all processes stopped" in output
+        bot.terminate()
+        bot.wait(10)
+
+
+def test_demo_never_stalls_and_stops_cleanly_on_sigterm(tmp_path):
+    demo = DemoRun(tmp_path / "var")
+    try:
+        urls_at, base = demo.first(r"ladders\s+(http://127\.0\.0\.1:\d+)/", 180)
+        first_at, _ = demo.first(r"^\s+match\s+\d+ ", 60)
+        assert first_at - urls_at <= FIRST_MATCH_SECONDS, demo.output
+        print(f"first match printed {first_at - urls_at:.1f}s after the URLs")
+        check_web_bot(demo, base.group(1))
+        elapsed = time.monotonic() - urls_at
+        waited = wait_until(
+            lambda: not ladders_without_done(demo), EVERY_LADDER_SECONDS - elapsed, "every ladder rated"
+        )
+        print(f"every ladder had a rated match {elapsed + waited:.0f}s after the URLs")
+        wait_until(lambda: finished_out_of_order(demo), 60, "a match finishing after a later id")
+    finally:
+        returncode = demo.stop()
+    output = demo.output
+    assert returncode == 0, output
+    assert "/ladders/mp2-v1-3p-caravans/" in output and "all processes stopped" in output
+    done = {pk for (pk,) in demo.query("SELECT id FROM matches_match WHERE status = 'DONE'")}
+    printed = demo.feed_ids()
+    assert sorted(printed) == sorted(done) and printed != sorted(printed)
+    assert f"stopping: {len(done)} matches played" in output
+    assert demo.query("SELECT id FROM matches_match WHERE status = 'RUNNING'") == []
+    check_logs_and_processes(tmp_path / "var")
+
+
+def check_logs_and_processes(var: Path) -> None:
+    logs = {p.name: p.read_text(errors="replace") for p in (var / "demo" / "logs").glob("*.log")}
+    assert {"worker.log", "scheduler.log", "beat.log"} <= set(logs)
+    for name in ("worker.log", "scheduler.log"):
+        assert "Discarding revoked task" not in logs[name] and "expired" not in logs[name], logs[name]
     assert (var / "ladder.sqlite3").exists() and (var / "celery-broker.sqlite3").exists()
     assert processes_using(var) == []
 
 
 def test_demo_stops_by_itself_after_its_minutes(tmp_path):
     var = tmp_path / "var"
-    args = ["--web-port", "0", "--gateway-port", "0", "--relay-port", "0", "--var-dir", str(var), "--no-node"]
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "infra" / "demo.py"), *args, "--minutes", "0.3"],
-        cwd=ROOT,
-        env=demo_env(),
-        capture_output=True,
-        text=True,
-        timeout=150,
+    demo = DemoRun(var, "--no-node", "--minutes", "0.5")
+    demo.proc.wait(240)  # no signal: it stops by itself
+    assert demo.stop() == 0, demo.output
+    output = demo.output
+    assert "matches played in" in output and "all processes stopped" in output
+    assert "demo-random-node" not in output
+    assert demo.query("SELECT id FROM matches_match WHERE status = 'RUNNING'") == []
+    assert (
+        len(demo.feed_ids()) == demo.query("SELECT COUNT(*) FROM matches_match WHERE status = 'DONE'")[0][0]
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "matches played in" in result.stdout and "all processes stopped" in result.stdout
-    assert "demo-random-node" not in result.stdout
-    assert processes_using(var) == []
+    check_logs_and_processes(var)
 
 
 def test_demo_refuses_bad_arguments():
