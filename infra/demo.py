@@ -118,6 +118,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def requeue_running_matches() -> list[int]:
+    """Once the match worker is gone: every match still RUNNING goes back to QUEUED through the ladder's
+    service (never rated; ERROR once out of attempts) and is sent again, so the next start replays it.
+    Returns their ids."""
+    from ladder.matches.models import Match, MatchStatus
+    from ladder.matches.services import match_record_infrastructure_failure
+    from workers.celery_app import app
+
+    running = list(Match.objects.filter(status=MatchStatus.RUNNING).values_list("pk", flat=True))
+    for match_id in running:
+        match_record_infrastructure_failure(match_id=match_id, reason=REQUEUE_REASON, retry=True)
+        if Match.objects.filter(pk=match_id, status=MatchStatus.QUEUED).exists():
+            app.send_task("matches.run_match", args=[match_id])
+    return running
+
+
 @dataclass
 class Child:
     name: str
@@ -437,16 +453,7 @@ class Demo:
             self.requeue_unfinished()
 
     def requeue_unfinished(self) -> None:
-        """Every match still RUNNING (the worker is gone): back to QUEUED, never rated, and sent again."""
-        from ladder.matches.models import Match, MatchStatus
-        from ladder.matches.services import match_record_infrastructure_failure
-        from workers.celery_app import app
-
-        running = list(Match.objects.filter(status=MatchStatus.RUNNING).values_list("pk", flat=True))
-        for match_id in running:
-            match_record_infrastructure_failure(match_id=match_id, reason=REQUEUE_REASON, retry=True)
-            if Match.objects.filter(pk=match_id, status=MatchStatus.QUEUED).exists():
-                app.send_task("matches.run_match", args=[match_id])
+        running = requeue_running_matches()
         if running:
             self.say(f"put back {len(running)} unfinished matches, replayed on the next start: {running}")
 

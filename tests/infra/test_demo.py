@@ -7,6 +7,7 @@ process behind. The demo's database is read with sqlite3 (not Django), as the de
 from __future__ import annotations
 
 import http.cookiejar
+import importlib.util
 import os
 import re
 import signal
@@ -229,6 +230,38 @@ def test_demo_stops_by_itself_after_its_minutes(tmp_path):
         len(demo.feed_ids()) == demo.query("SELECT COUNT(*) FROM matches_match WHERE status = 'DONE'")[0][0]
     )
     check_logs_and_processes(var)
+
+
+def load_demo_module():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("caravanserai_demo", ROOT / "infra" / "demo.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.django_db
+def test_a_stop_puts_the_running_matches_back_to_queued_and_sends_them_again(monkeypatch):
+    from ladder.bots.services import house_bot_ensure
+    from ladder.ladders.services import ladder_create
+    from ladder.matches.models import Match, MatchStatus
+    from ladder.matches.services import match_create, match_mark_running
+    from workers.celery_app import app
+
+    ladder = ladder_create(game_id="expedition-v1", num_players=2)
+    bots = [house_bot_ensure(policy=p).pk for p in ("random", "greedy")]
+    running, waiting = (match_create(ladder_id=ladder.pk, bot_ids=bots) for _ in range(2))
+    assert match_mark_running(match_id=running.pk)
+    sent: list[tuple[str, list[int]]] = []
+    monkeypatch.setattr(app, "send_task", lambda name, args: sent.append((name, args)))
+    demo = load_demo_module()
+    assert demo.requeue_running_matches() == [running.pk]
+    running.refresh_from_db()
+    assert running.status == MatchStatus.QUEUED and demo.REQUEUE_REASON in running.error
+    assert running.ladder.ratings.filter(games__gt=0).count() == 0
+    assert sent == [("matches.run_match", [running.pk])]
+    assert Match.objects.get(pk=waiting.pk).status == MatchStatus.QUEUED
 
 
 def test_demo_refuses_bad_arguments():
