@@ -16,7 +16,16 @@ import tempfile
 from pathlib import Path
 
 from bench.common import print_table, write_results
-from bench.e2e import BENCH_ENV, backend, fault_kinds, match_rows, play_batch, seatings, wait_ready
+from bench.e2e import (
+    BENCH_ENV,
+    backend,
+    fault_kinds,
+    load_average,
+    match_rows,
+    play_batch,
+    seatings,
+    wait_ready,
+)
 from bench.procfs import Meter
 
 MATCHES = 16
@@ -84,7 +93,7 @@ def main() -> int:
         try:
             stack.start()
             wait_ready(stack, ["worker1"])
-            data = {"backend": backend(stack), **measure(stack)}
+            data = {"backend": backend(stack), "load_average_before": load_average(), **measure(stack)}
         finally:
             stack.stop()
     report(data)

@@ -9,14 +9,16 @@ nothing but what `Stack` does.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from tests.workers.stack import Stack, wait_for
+from tests.workers.stack import PYTHON, ROOT, Stack, wait_for
 
 # production timings (Stack's own are shortened for the tests), and no matchmaking of its own
 BENCH_ENV = {
@@ -28,6 +30,11 @@ BENCH_ENV = {
 }
 # a server-caused fault: with bots answering far inside their decision time, these are never the bot's
 SERVER_FAULT_KINDS = ("timeout", "disconnect")
+
+
+def load_average() -> list[float]:
+    """The machine's 1-, 5- and 15-minute load averages: other work on a shared machine moves every figure."""
+    return [round(v, 2) for v in os.getloadavg()]
 
 
 def backend(stack: Stack) -> str:
@@ -62,11 +69,19 @@ def _connected_bots(stack: Stack) -> int:
         registry.close()
 
 
+def db_connections(stack: Stack) -> int | None:
+    """Connections open to the stack's PostgreSQL database now (None on SQLite)."""
+    if not stack.server_url:
+        return None
+    sql = "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+    return int(stack.query(sql)[0][0]) - 1  # not counting this one
+
+
 def _when(value: Any) -> float:
     if value is None:
         return float("nan")
     stamp = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return stamp.timestamp()
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()  # SQLite's are naive UTC
 
 
 @dataclass
@@ -105,15 +120,17 @@ def fault_kinds(stack: Stack, ids: list[int]) -> Counter[str]:
     return Counter(fault["kind"] for faults in raw for fault in faults)
 
 
-def remote_decisions(stack: Stack, ids: list[int]) -> int:
-    """Decisions made by remote seats (relayed through the gateway), counted in the stored replays."""
+def remote_decisions(stack: Stack, ids: list[int]) -> dict[int, int]:
+    """Per match, the decisions made by remote seats (relayed through the gateway), from its stored replay."""
     marks = ",".join(str(int(i)) for i in ids)
-    total = 0
-    for (data,) in stack.query(f"SELECT data FROM replays_replay WHERE match_id IN ({marks})"):
+    counts = {}
+    for match_id, data in stack.query(
+        f"SELECT match_id, data FROM replays_replay WHERE match_id IN ({marks})"
+    ):
         record = json.loads(zlib.decompress(bytes(data)))
         remote = {s["seat"] for s in record["seats"] if s["kind"] == "remote"}
-        total += sum(1 for seat, _ in record["actions"] if seat in remote)
-    return total
+        counts[int(match_id)] = sum(1 for seat, _ in record["actions"] if seat in remote)
+    return counts
 
 
 def play_batch(stack: Stack, ladder: int, seating: list[list[int]], first_seed: int) -> tuple[list[int], int]:
@@ -132,3 +149,39 @@ def play_batch(stack: Stack, ladder: int, seating: list[list[int]], first_seed: 
 
 
 _STATUS_COUNTS = "SELECT status, COUNT(*) FROM matches_match WHERE id IN ({marks}) GROUP BY status"
+
+
+FEEDER = """
+import json, sys, django
+django.setup()
+from ladder.matches.services import match_create
+from workers.matches import run_match
+for line in sys.stdin:
+    ladder, seatings, first_seed = json.loads(line)
+    ids = [match_create(ladder_id=ladder, bot_ids=b, seed=first_seed + i).pk for i, b in enumerate(seatings)]
+    for match_id in ids:
+        run_match.delay(match_id)
+    print(json.dumps(ids), flush=True)
+"""
+
+
+class Feeder:
+    """One long-lived process that creates matches and sends their tasks on request: queuing a few matches
+    every second costs milliseconds, not a Django start-up each time."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.popen = subprocess.Popen(
+            [PYTHON, "-c", FEEDER], cwd=ROOT, env=stack.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+
+    def queue(self, ladder: int, seating: list[list[int]], first_seed: int) -> list[int]:
+        assert self.popen.stdin is not None and self.popen.stdout is not None
+        self.popen.stdin.write(json.dumps([ladder, seating, first_seed]) + "\n")
+        self.popen.stdin.flush()
+        return list(json.loads(self.popen.stdout.readline()))
+
+    def close(self) -> None:
+        assert self.popen.stdin is not None
+        self.popen.stdin.close()
+        self.popen.wait(30)

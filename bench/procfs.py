@@ -1,8 +1,9 @@
 """CPU and memory of running processes, read from Linux's /proc, for the benches that run a process stack.
 
-`Meter` follows named process trees (a process and its live descendants): CPU seconds between `start()` and
-`stop()` (utime + stime of every live process in the tree, plus cutime + cstime for its reaped children) and
-the peak of the tree's summed resident memory, sampled by a background thread. Reads only; Linux only.
+`Meter` follows named process trees (a process and its live descendants) between `start()` and `stop()` (or
+over a `with` block): CPU seconds (utime + stime of every live process in the tree, plus cutime + cstime for
+its reaped children), the peak of the tree's summed resident memory (sampled by a background thread), and
+how busy the whole machine was. Reads only; Linux only.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ def rss_bytes(pids: Iterable[int]) -> int:
     return total
 
 
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine since boot, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return sum(values) - idle, sum(values)
+
+
 @dataclass
 class _Tree:
     root: int
@@ -74,18 +82,28 @@ class Meter:
         self.groups = {name: [_Tree(pid) for pid in pids] for name, pids in roots.items()}
         self.interval = interval
         self.wall = 0.0
+        self.machine_busy = 0.0  # the fraction of all cores' time spent busy over the window
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample_loop, name="meter", daemon=True)
 
     def __enter__(self) -> Meter:
-        for tree in self._trees():
-            tree.cpu_at_start = cpu_seconds(descendants(tree.root))
-        self._started = time.perf_counter()
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        for tree in self._trees():
+            tree.cpu_at_start = cpu_seconds(descendants(tree.root))
+        self._machine = machine_jiffies()
+        self._started = time.perf_counter()
+        self._thread.start()
+
+    def stop(self) -> None:
         self.wall = time.perf_counter() - self._started
+        busy, total = machine_jiffies()
+        self.machine_busy = (busy - self._machine[0]) / max(1, total - self._machine[1])
         self._stop.set()
         self._thread.join()
         for tree in self._trees():
