@@ -19,6 +19,7 @@ bots that search decide in a separate pool of CARAVANSERAI_SEARCH_PROCESSES proc
 | REDIS_URL | unset | broker and result backend; unset: SQLite files under var/ |
 | CARAVANSERAI_MATCHES_PER_WORKER | 64 | matches one worker process plays at once (its threads) |
 | CARAVANSERAI_SEARCH_PROCESSES | cores | processes per worker for house bots that search (mcts); 0: in the match thread |
+| CARAVANSERAI_DB_CONNECTIONS | 8 | database connections one worker process's matches use at once |
 | CARAVANSERAI_TASK_MAX_RETRIES | 30 | retries of one `run_match` message before it is dropped (the sweep re-sends the match) |
 | CARAVANSERAI_DECISION_SECONDS | 5 | decision time per move in ladder matches |
 | CARAVANSERAI_TIME_BANK_SECONDS | 30 | time bank per seat and match |
@@ -78,6 +79,7 @@ class WorkerSettings:
     matches_per_worker: int = 64
     search_processes: int = 2
     task_max_retries: int = 30
+    database_connections: int = 8
 
     @property
     def visibility_timeout(self) -> int:
@@ -102,6 +104,7 @@ class WorkerSettings:
             matches_per_worker=int(_number(env, "CARAVANSERAI_MATCHES_PER_WORKER", 64, minimum=1)),
             search_processes=int(_number(env, "CARAVANSERAI_SEARCH_PROCESSES", os.cpu_count() or 2)),
             task_max_retries=int(_number(env, "CARAVANSERAI_TASK_MAX_RETRIES", 30)),
+            database_connections=int(_number(env, "CARAVANSERAI_DB_CONNECTIONS", 8, minimum=1)),
         )
 
 

@@ -29,11 +29,13 @@ directly.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import redis
@@ -80,6 +82,21 @@ def time_control() -> TimeControl:
     )
 
 
+_DATABASE_TURNS = threading.BoundedSemaphore(SETTINGS.database_connections)
+
+
+@contextlib.contextmanager
+def database_turn() -> Iterator[None]:
+    """A turn at the database for one of this process's match threads: at most
+    CARAVANSERAI_DB_CONNECTIONS at once, each connection closed at the end of its turn, so a worker playing
+    hundreds of matches holds a few connections, not one per match (PostgreSQL allows 100 by default)."""
+    with _DATABASE_TURNS:
+        try:
+            yield
+        finally:
+            connection.close()
+
+
 def _status(match_id: int) -> str | None:
     return Match.objects.filter(pk=match_id).values_list("status", flat=True).first()
 
@@ -107,7 +124,6 @@ def run_match(self: Task, match_id: int) -> str:
         outcome = "dropped"
     finally:
         metrics.TASK_OUTCOMES.labels(outcome).inc()
-        connection.close()  # a pool thread holds no database connection while it waits for its next match
     return outcome
 
 
@@ -115,7 +131,9 @@ def _run_leased(task: Task, match_id: int) -> str:
     try:
         with leases.Lease(lease_key(match_id), SETTINGS.lease_seconds) as lease:
             if not lease.acquired:
-                if _status(match_id) in (*FINAL, None):
+                with database_turn():
+                    status = _status(match_id)
+                if status in (*FINAL, None):
                     return "not-runnable"
                 # another live process plays it; look again once its lease could have lapsed
                 metrics.RETRIES.labels("lease-held").inc()
@@ -159,30 +177,44 @@ def _referee(match: Match, seats: list[Seat], lease: leases.Lease) -> MatchRecor
         )
 
 
+def _prepare(match_id: int) -> tuple[Match, list[Seat]] | None:
+    """Mark the match running and build its seats; None when it is not to be played."""
+    if _status(match_id) is None:
+        log.error("run_match: no match with id %s", match_id)
+        return None
+    if not match_mark_running(match_id=match_id):
+        return None
+    match = Match.objects.select_related("ladder").get(pk=match_id)
+    return match, build_seats(match, reconnect_grace=SETTINGS.reconnect_grace)
+
+
 def _play(task: Task, match_id: int, lease: leases.Lease) -> str:
     try:
-        if _status(match_id) is None:
-            log.error("run_match: no match with id %s", match_id)
+        with database_turn():
+            prepared = _prepare(match_id)
+        if prepared is None:
             return "not-runnable"
-        if not match_mark_running(match_id=match_id):
-            return "not-runnable"
-        match = Match.objects.select_related("ladder").get(pk=match_id)
-        ladder = match.ladder
-        seats = build_seats(match, reconnect_grace=SETTINGS.reconnect_grace)
-        connection.close()  # none held while the match waits on its bots; recording opens a new one
-        log.info("match %s on %s: playing (%s)", match_id, ladder.slug, ", ".join(s.name for s in seats))
+        match, seats = prepared
+        log.info(
+            "match %s on %s: playing (%s)", match_id, match.ladder.slug, ", ".join(s.name for s in seats)
+        )
         record = _referee(match, seats, lease)
         if lease.lost:  # lost while the last decision was out: another process may hold the match now
             raise MatchAborted(LEASE_LOST)
-        recorded = match_record_result(match_id=match_id, record=record)
+        with database_turn():
+            recorded = match_record_result(match_id=match_id, record=record)
     except INFRASTRUCTURE_ERRORS as exc:
         if lease.lost:
             log.warning("match %s: abandoned, its lease was lost (%s)", match_id, exc)
             return "lease-lost"  # whoever holds it now plays it; if nobody, `sweep_stale` requeues it
-        return _infrastructure_failure(task, match_id, f"{type(exc).__name__}: {exc}")
+        with database_turn():
+            return _infrastructure_failure(task, match_id, f"{type(exc).__name__}: {exc}")
     except ValidationError as exc:
         # the record does not fit the match: a bug, not a flake; retrying would only repeat it
-        match_record_infrastructure_failure(match_id=match_id, reason=f"record rejected: {exc}", retry=False)
+        with database_turn():
+            match_record_infrastructure_failure(
+                match_id=match_id, reason=f"record rejected: {exc}", retry=False
+            )
         log.error("match %s: record rejected: %s", match_id, exc)
         return "error"
     log.info(

@@ -70,14 +70,14 @@ def test_a_worker_killed_while_playing_twenty_matches_loses_none_and_rates_none_
 
 @pytest.fixture
 def hundred_match_stack(tmp_path: Path) -> Iterator[Stack]:
-    # decisions of 0.25 s with no time bank; the bots think 0.2 s (80%) on every decision
+    # decisions of 0.5 s with no time bank; the bots think 0.4 s (80%) on every decision
     env = {
         **NO_MATCHMAKING,
         "CARAVANSERAI_MATCHES_PER_WORKER": "128",
-        "CARAVANSERAI_DECISION_SECONDS": "0.25",
+        "CARAVANSERAI_DECISION_SECONDS": "0.5",
         "CARAVANSERAI_TIME_BANK_SECONDS": "0",
     }
-    stack = Stack(tmp_path, workers=1, bot_delay=0.2, bot_concurrency=15, bots=7, env=env)
+    stack = Stack(tmp_path, workers=1, bot_delay=0.4, bot_concurrency=15, bots=7, env=env)
     yield stack.start()
     stack.stop()
 
