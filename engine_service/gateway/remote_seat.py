@@ -17,10 +17,14 @@ Policy (documented in BOTS.md):
 - when the bot's stream ends, the seat waits for the bot to reconnect (to any gateway) until the decision's
   deadline and resumes the match there (`MatchStarted` with `resumed`); if it does not come back in time, a
   `disconnect` fault (forfeit);
-- when the gateway itself goes away (restart, crash), the wait for the bot to reconnect lasts up to
-  `reconnect_grace` and is not charged to the bot (`excused_seconds`); it is kept as an incident of the
-  record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried, unrated);
-  if gateways are alive but the bot does not come back, a `disconnect` fault.
+- when the gateway itself goes away (restart, crash), the seat first waits for a gateway to be alive again
+  (up to `gateway_return`, else `MatchAborted`), then up to `reconnect_grace` counted from then for
+  the bot to reconnect; none of it is charged to the bot (`excused_seconds`), and it is kept as an incident
+  of the record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried,
+  unrated); if gateways are alive but the bot does not come back, a `disconnect` fault;
+- at the start, a bot with no stream in the registry is an infrastructure failure when no gateway is alive
+  either (a registry restarted empty, before the gateways' next heartbeat writes their sessions again), and
+  is waited for up to `reconnect_grace` otherwise.
 - the bot's clock is the gateway's (DESIGN D9): `request.extra["bot_seconds"]` is the sum of the
   gateway-measured times of the attempts that reached the bot (from writing the request to its stream to
   reading the answer), plus any wait for the bot to come back after its own stream ended. Attempts lost
@@ -54,6 +58,7 @@ from engine_service.referee.seats import DecisionRequest, MatchAborted, MatchInf
 RELAY_MARGIN_SECONDS = 2.0  # beyond the bot's deadline, for the gateway's reply to come back
 CONTROL_TIMEOUT_SECONDS = 5.0  # StartMatch / EndMatch
 POLL_SECONDS = 0.05
+GATEWAY_RETURN_SECONDS = 60.0  # after losing its gateway, how long a seat waits for any gateway to be alive
 _GATEWAY_DOWN = (
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -282,6 +287,7 @@ class RemoteSeat(Seat):
         registry: SessionRegistry,
         *,
         reconnect_grace: float = 10.0,
+        gateway_return: float = GATEWAY_RETURN_SECONDS,
         channels: RelayChannels = CHANNELS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -289,6 +295,7 @@ class RemoteSeat(Seat):
         self.name = name
         self.registry = registry
         self.reconnect_grace = reconnect_grace
+        self.gateway_return = gateway_return
         self.channels = channels
         self.clock = clock
         self.incidents: list[dict[str, Any]] = []
@@ -298,10 +305,21 @@ class RemoteSeat(Seat):
 
     # --- the Seat interface ------------------------------------------------------------------------------
     def start(self, info: MatchInfo) -> None:
+        """Seat the bot on one of its streams. No gateway alive (or a registry that lost its data and has
+        not been written again yet) is ours: `MatchAborted`. A bot with no stream is waited for up to the
+        reconnect grace before its `disconnect`."""
         self.info = info
-        if not self._bind(resumed=False, exclude_gateway=None):
+        if self._bind(resumed=False, exclude_gateway=None):
+            return
+        if not self._alive_gateways(lost=None):
+            raise MatchAborted(
+                f"no gateway alive to seat bot {self.bot_id} (registry empty or gateways down)"
+            )
+        if not self._wait_and_bind(self.reconnect_grace, resumed=False):
             raise SeatFault(
-                "disconnect", f"bot {self.bot_id} has no stream open for {info.game_id} with room"
+                "disconnect",
+                f"bot {self.bot_id} had no stream open for {info.game_id} with room, and none within "
+                f"{self.reconnect_grace:g}s",
             )
 
     def decide(self, request: DecisionRequest) -> str:
@@ -446,14 +464,38 @@ class RemoteSeat(Seat):
         return False
 
     def _wait_and_bind(
-        self, seconds: float, *, exclude_gateway: str | None = None, exclude_session: str | None = None
+        self,
+        seconds: float,
+        *,
+        resumed: bool = True,
+        exclude_gateway: str | None = None,
+        exclude_session: str | None = None,
     ) -> bool:
         until = self.clock() + seconds
         while True:
-            if self._bind(resumed=True, exclude_gateway=exclude_gateway, exclude_session=exclude_session):
+            if self._bind(resumed=resumed, exclude_gateway=exclude_gateway, exclude_session=exclude_session):
                 return True
             if self.clock() >= until:
                 return False
+            time.sleep(POLL_SECONDS)
+
+    def _alive_gateways(self, *, lost: str | None) -> set[str]:
+        """Ids of the gateways alive now, but `lost`; an unreachable registry is ours: `MatchAborted`."""
+        try:
+            return set(self.registry.live_gateways()) - {lost}
+        except Exception as exc:
+            raise MatchAborted(f"session registry unavailable: {exc}") from exc
+
+    def _wait_for_a_gateway(self, lost: SessionInfo, reason: str) -> None:
+        """Wait (excused) until a gateway other than the lost one is alive, or the bot is back already."""
+        until = self.clock() + self.gateway_return
+        while not self._alive_gateways(lost=lost.gateway_id):
+            if self._bind(resumed=True, exclude_gateway=lost.gateway_id):
+                return
+            if self.clock() >= until:
+                raise MatchAborted(
+                    f"no gateway alive {self.gateway_return:g}s after losing {lost.relay_address} ({reason})"
+                )
             time.sleep(POLL_SECONDS)
 
     def _survive_gateway_loss(self, lost: SessionInfo, reason: str) -> float:
@@ -470,7 +512,11 @@ class RemoteSeat(Seat):
                 "reason": f"gateway {lost.relay_address}: {reason}",
             }
         )
-        if self._wait_and_bind(self.reconnect_grace, exclude_gateway=lost.gateway_id):
+        self._wait_for_a_gateway(lost, reason)
+        # the grace counts from when a gateway is there to reconnect to, not from the loss
+        if self.session is not None or self._wait_and_bind(
+            self.reconnect_grace, exclude_gateway=lost.gateway_id
+        ):
             assert self.session is not None
             waited = self.clock() - started
             self.incidents.append(
@@ -482,14 +528,10 @@ class RemoteSeat(Seat):
                 }
             )
             return waited
-        try:
-            alive = self.registry.live_gateways()
-        except Exception as exc:
-            raise MatchAborted(f"session registry unavailable: {exc}") from exc
-        if not alive or set(alive) <= {lost.gateway_id}:
+        if not self._alive_gateways(lost=lost.gateway_id):
             raise MatchAborted(f"no gateway alive after losing {lost.relay_address} ({reason})")
         raise SeatFault(
             "disconnect",
             f"gateway {lost.relay_address} went away at step {step} ({reason}) and the bot did not reconnect "
-            f"within {self.reconnect_grace:g}s",
+            f"within {self.reconnect_grace:g}s of a gateway being available again",
         )

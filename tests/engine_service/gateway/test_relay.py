@@ -251,7 +251,11 @@ def test_several_matches_at_once_on_one_stream(stack: Stack) -> None:
 
 def test_no_stream_at_start_is_a_disconnect_forfeit(stack: Stack) -> None:
     record = run_match(
-        GAME, 2, 12, [RemoteSeat("nobody", "ghost", stack.registry), house(7)], time_control=FAST
+        GAME,
+        2,
+        12,
+        [RemoteSeat("nobody", "ghost", stack.registry, reconnect_grace=0.5), house(7)],
+        time_control=FAST,
     )
     replay_matches(record)
     [fault] = record.faults
@@ -297,6 +301,30 @@ def test_gateway_restart_mid_match_resumes_on_the_new_gateway(tmp_path: Path) ->
         stack.gateway.stop()
 
 
+def test_the_reconnect_grace_counts_from_when_a_gateway_is_back(tmp_path: Path) -> None:
+    """A gateway down for longer than the grace: the bot that reconnects soon after it is back plays on."""
+    stack = start_stack(tmp_path)
+    bot = BotProcess("random", stack.gateway.target, "tok-alpha", tmp_path, "--seed", "5")
+    try:
+        wait_for_bot(stack.registry, "alpha")
+
+        def on_step(state, record) -> None:
+            if state.step == 20:
+                stack.gateway.kill()
+                threading.Timer(3.0, stack.gateway.start).start()  # back 3 s later, longer than the grace
+
+        seat = RemoteSeat("alpha", "py-random", stack.registry, reconnect_grace=2.5)
+        record = run_match(
+            GAME, 2, 15, [seat, house(8)], time_control=TimeControl(2.0, 5.0, 3), on_step=on_step
+        )
+        replay_matches(record)
+        assert record.faults == [] and record.forfeits == []
+        assert [i["kind"] for i in record.incidents] == ["gateway_lost", "resumed"]
+    finally:
+        bot.stop()
+        stack.gateway.stop()
+
+
 def test_no_gateway_left_aborts_the_match_unrated(tmp_path: Path) -> None:
     stack = start_stack(tmp_path)
     bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=first_legal).connect()
@@ -307,7 +335,7 @@ def test_no_gateway_left_aborts_the_match_unrated(tmp_path: Path) -> None:
             if state.step == 10:
                 stack.gateway.kill()
 
-        seat = RemoteSeat("raw1", "raw-one", stack.registry, reconnect_grace=1.0)
+        seat = RemoteSeat("raw1", "raw-one", stack.registry, reconnect_grace=1.0, gateway_return=1.0)
         with pytest.raises(MatchAborted, match="no gateway alive"):
             run_match(GAME, 2, 14, [seat, house(9)], time_control=FAST, on_step=on_step)
     finally:
