@@ -5,7 +5,9 @@ of CPU a decision) must not run among them, or it would hold the interpreter whi
 `PooledHouseSeat` sends each decision to a small pool of processes (`SearchPool`, started lazily with the
 "spawn" method, so it inherits no thread, gRPC channel or database connection of the worker) together with
 the policy itself, and takes the policy back with the answer: the policy's seeded RNG advances exactly as
-it would in-process, so a pooled house bot plays the very moves an in-process one would.
+it would in-process, so a pooled house bot plays the very moves an in-process one would. The seat is
+charged the time its policy took in the pool process (`extra["bot_seconds"]`), never the time its decision
+waited for a free process.
 
 A pool process that dies (killed, out of memory) is an infrastructure failure, `MatchAborted`: the match is
 retried, unrated; a bug in the policy itself raises as it would in-process (the referee records a crash).
@@ -19,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -29,9 +32,14 @@ from engine_service.policies.base import Policy
 from engine_service.referee.seats import DecisionRequest, HouseSeat, MatchAborted
 
 
-def _choose(policy: Policy, observation: dict[str, Any], legal: Sequence[Action]) -> tuple[str, Policy]:
-    """In a pool process: one decision, and the policy as it is after it (its RNG advanced)."""
-    return policy.choose(observation, legal), policy
+def _choose(
+    policy: Policy, observation: dict[str, Any], legal: Sequence[Action]
+) -> tuple[str, Policy, float]:
+    """In a pool process: one decision, the policy as it is after it (its RNG advanced), and the seconds it
+    took there."""
+    started = time.perf_counter()
+    action_id = policy.choose(observation, legal)
+    return action_id, policy, time.perf_counter() - started
 
 
 class SearchPool:
@@ -85,5 +93,8 @@ class PooledHouseSeat(HouseSeat):
         self.pool = pool
 
     def decide(self, request: DecisionRequest) -> str:
-        action_id, self.policy = self.pool.choose(self.policy, request.observation, request.legal_actions)
+        action_id, self.policy, seconds = self.pool.choose(
+            self.policy, request.observation, request.legal_actions
+        )
+        request.extra["bot_seconds"] = seconds  # its own thinking; waiting for a free pool process is ours
         return action_id

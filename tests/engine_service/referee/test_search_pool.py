@@ -4,13 +4,14 @@ failure (the match is retried), never a fault of the bot."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from engine_service.policies import make_policy
 from engine_service.policies.random_policy import RandomPolicy
-from engine_service.referee import HouseSeat, MatchAborted, run_match
+from engine_service.referee import HouseSeat, MatchAborted, TimeControl, run_match
 from engine_service.referee.search_pool import PooledHouseSeat, SearchPool
 
 GAME = "expedition-v1"
@@ -53,3 +54,22 @@ def test_a_dead_search_process_aborts_the_match_and_the_pool_recovers(pool: Sear
 def test_a_pool_needs_a_process() -> None:
     with pytest.raises(ValueError, match="at least one process"):
         SearchPool(0)
+
+
+def test_a_pooled_seat_is_charged_its_thinking_not_its_wait_for_a_free_process() -> None:
+    pool = SearchPool(1)
+    try:
+        busy = pool._pool().submit(time.sleep, 1.0)  # the only process is busy for a second
+        ticks = iter(float(t) for t in range(0, 100_000, 5))  # and the referee's clock is slow
+        record = run_match(
+            GAME,
+            2,
+            4,
+            [PooledHouseSeat(make_policy("random", 1), pool), HouseSeat(make_policy("random", 2))],
+            time_control=TimeControl(decision_seconds=1.0, time_bank_seconds=0.0, max_faults=1),
+            clock=lambda: next(ticks),
+        )
+        busy.result()
+    finally:
+        pool.shutdown()
+    assert {f.seat for f in record.faults} == {1}  # only the in-process seat is timed by the slow clock
