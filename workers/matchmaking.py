@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import random
-import secrets
 from collections import Counter
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from engine_service.gateway.registry import online_bots
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
 from ladder.matches.models import Match, MatchStatus, Seat
+from ladder.matches.seeds import match_seed_new
 from ladder.matches.services import match_create
 from ladder.ratings.models import Rating
 from workers import leases
@@ -126,7 +126,7 @@ def create_tables(ladder: Ladder, tables: list[Table]) -> list[int]:
     for table in tables:
         seed = None
         if table.duplicate_group is not None:
-            seed = seeds.setdefault(table.duplicate_group, secrets.randbits(62))
+            seed = seeds.setdefault(table.duplicate_group, match_seed_new())
         try:
             match = match_create(ladder_id=ladder.pk, bot_ids=list(table.bot_ids), seed=seed)
         except ValidationError as exc:  # a bot retired or changed games since we looked: skip the table
