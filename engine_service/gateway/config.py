@@ -17,6 +17,8 @@ Layer: gateway plumbing. Reads the environment only; no I/O beyond that.
 | CARAVANSERAI_GATEWAY_HELLO_TIMEOUT | 10 | seconds to wait for Hello |
 | CARAVANSERAI_GATEWAY_HEARTBEAT | 2 | seconds between registry heartbeats |
 | CARAVANSERAI_GATEWAY_SESSION_TTL | 10 | seconds after which a silent gateway's sessions are stale |
+| CARAVANSERAI_GATEWAY_METRICS_PORT | unset | serve Prometheus metrics on this port (`/metrics`); unset or 0: none |
+| CARAVANSERAI_GATEWAY_METRICS_ADDR | 127.0.0.1 | the metrics server's address |
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ class GatewayConfig:
     hello_timeout: float = 10.0
     heartbeat: float = 2.0
     session_ttl: float = 10.0
+    metrics_port: int = 0
+    metrics_addr: str = "127.0.0.1"
 
     @property
     def advertised_relay(self) -> str:
@@ -107,4 +111,6 @@ class GatewayConfig:
             hello_timeout=_float(env, "CARAVANSERAI_GATEWAY_HELLO_TIMEOUT", 10.0),
             heartbeat=_float(env, "CARAVANSERAI_GATEWAY_HEARTBEAT", 2.0),
             session_ttl=_float(env, "CARAVANSERAI_GATEWAY_SESSION_TTL", 10.0),
+            metrics_port=_int(env, "CARAVANSERAI_GATEWAY_METRICS_PORT", 0, minimum=0),
+            metrics_addr=env.get("CARAVANSERAI_GATEWAY_METRICS_ADDR") or "127.0.0.1",
         )

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from engine_service.gateway import metrics
 from engine_service.gateway.auth import BotIdentity, TokenVerifier
 from engine_service.gateway.config import MIN_CLIENT_PING_INTERVAL_MS, GatewayConfig
 from engine_service.gateway.protocol import bot_pb2, frame_decision_request, now_ms, relay_pb2
@@ -517,7 +518,10 @@ class Hub:
                 del session.pending[call.request_id]
         if answer.outcome == relay_pb2.OUTCOME_TIMEOUT:
             self._notify(session, pending, "timeout", answer.detail)
-        return self._reply(call, answer, pending.bot_seconds())
+        slot = session.matches.get(call.match_id)
+        seconds = pending.bot_seconds()
+        metrics.decision_relayed(slot.game_id if slot else "", _outcome_name(answer.outcome), seconds)
+        return self._reply(call, answer, seconds)
 
     def _reply(
         self, call: relay_pb2.DecisionCall, answer: Answer, seconds: float = 0.0

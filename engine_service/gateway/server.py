@@ -22,6 +22,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from engine_service.gateway import metrics
 from engine_service.gateway.auth import InMemoryVerifier, TokenVerifier
 from engine_service.gateway.config import (
     MIN_CLIENT_PING_INTERVAL_MS,
@@ -248,6 +249,8 @@ async def serve(config: GatewayConfig) -> None:
     gateway = Gateway(config, build_verifier(config))
     await gateway.start()
     assert gateway.hub is not None
+    if config.metrics_port:
+        metrics.serve(gateway.hub, config.metrics_port, config.metrics_addr)
     ready = {
         "gateway_id": gateway.hub.gateway_id,
         "bot_port": gateway.bot_port,

@@ -6,29 +6,17 @@ from __future__ import annotations
 
 import json
 import signal
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from tests.engine_service.gateway.harness import scrape_metrics
 from tests.workers.stack import Stack, free_port, wait_for
 
 pytestmark = pytest.mark.slow
 
 NO_MATCHMAKING = {"CARAVANSERAI_MATCHMAKING_SECONDS": "3600"}
-
-
-def scrape(port: int) -> dict[str, float]:
-    """A Prometheus endpoint's samples, summed over labels, by sample name."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    totals: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
-    return totals
 
 
 def seatings(stack: Stack, n: int, *, house_second: bool = False) -> list[list[int]]:
@@ -54,7 +42,7 @@ def test_a_worker_killed_while_playing_twenty_matches_loses_none_and_rates_none_
     wait_for(lambda: stack.count("RUNNING", ids) == 20, 90, "20 matches running in one worker process")
     holders = {stack.lease_holder_pid(i) for i in ids}
     assert len(holders) == 1 and None not in holders  # all 20 in the one process
-    seen = scrape(int(stack.env["CARAVANSERAI_WORKER_METRICS_PORT"]))
+    seen = scrape_metrics(int(stack.env["CARAVANSERAI_WORKER_METRICS_PORT"]))
     assert seen["caravanserai_worker_matches_in_flight"] == 20
     assert seen["caravanserai_worker_decisions_total"] > 0
     stack.procs["worker1"].kill(signal.SIGKILL)

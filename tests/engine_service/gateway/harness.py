@@ -325,6 +325,21 @@ def start_stack(workdir: Path, *, env: dict[str, str] | None = None) -> Stack:
     return Stack(gateway, SqliteRegistry(registry_path, ttl=3.0), workdir)
 
 
+def scrape_metrics(port: int) -> dict[str, float]:
+    """A Prometheus endpoint on this machine: each sample's value summed over its labels, by sample name."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    totals: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+    return totals
+
+
 def ensure_node_modules() -> None:
     """`npm ci` for the Node example (from the registry), once."""
     if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
