@@ -83,15 +83,15 @@ class GatewayProcess:
         self.log = workdir / "gateway.log"
 
     def start(self) -> GatewayProcess:
-        env = base_env(
-            CARAVANSERAI_GATEWAY_ADDR=f"127.0.0.1:{self.bot_port}",
-            CARAVANSERAI_RELAY_ADDR=f"127.0.0.1:{self.relay_port}",
-            CARAVANSERAI_GATEWAY_AUTH=f"file:{self.tokens_file}",
-            CARAVANSERAI_REGISTRY_PATH=str(self.registry_path),
-            CARAVANSERAI_GATEWAY_HEARTBEAT="0.5",
-            CARAVANSERAI_GATEWAY_SESSION_TTL="3",
-            **self.extra_env,
-        )
+        defaults = {
+            "CARAVANSERAI_GATEWAY_ADDR": f"127.0.0.1:{self.bot_port}",
+            "CARAVANSERAI_RELAY_ADDR": f"127.0.0.1:{self.relay_port}",
+            "CARAVANSERAI_GATEWAY_AUTH": f"file:{self.tokens_file}",
+            "CARAVANSERAI_REGISTRY_PATH": str(self.registry_path),
+            "CARAVANSERAI_GATEWAY_HEARTBEAT": "0.5",
+            "CARAVANSERAI_GATEWAY_SESSION_TTL": "3",
+        }
+        env = base_env(**{**defaults, **self.extra_env})
         with self.log.open("a") as log:
             self.proc = subprocess.Popen(
                 [PYTHON, "-m", "engine_service.gateway.server"],
