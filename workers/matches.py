@@ -177,6 +177,23 @@ def _referee(match: Match, seats: list[Seat], lease: leases.Lease) -> MatchRecor
         )
 
 
+RECORD_RETRY_SECONDS = (1, 2, 4, 8, 16, 32)  # a played match waits about a minute for its database
+
+
+def _record(match_id: int, record: MatchRecord) -> bool:
+    """Record a played match, waiting out a short database outage rather than playing it all again."""
+    for pause in RECORD_RETRY_SECONDS:
+        try:
+            with database_turn():
+                return match_record_result(match_id=match_id, record=record)
+        except DatabaseError as exc:
+            log.warning("match %s: recording failed (%s); again in %ss", match_id, exc, pause)
+            metrics.RETRIES.labels("record").inc()
+            time.sleep(pause)
+    with database_turn():  # the last try: its failure is an infrastructure failure of the task
+        return match_record_result(match_id=match_id, record=record)
+
+
 def _prepare(match_id: int) -> tuple[Match, list[Seat]] | None:
     """Mark the match running and build its seats; None when it is not to be played."""
     if _status(match_id) is None:
@@ -201,8 +218,7 @@ def _play(task: Task, match_id: int, lease: leases.Lease) -> str:
         record = _referee(match, seats, lease)
         if lease.lost:  # lost while the last decision was out: another process may hold the match now
             raise MatchAborted(LEASE_LOST)
-        with database_turn():
-            recorded = match_record_result(match_id=match_id, record=record)
+        recorded = _record(match_id, record)
     except INFRASTRUCTURE_ERRORS as exc:
         if lease.lost:
             log.warning("match %s: abandoned, its lease was lost (%s)", match_id, exc)

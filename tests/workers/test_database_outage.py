@@ -1,0 +1,59 @@
+"""PostgreSQL unreachable for 10 s under a worker playing matches (real processes; the database behind a
+TCP proxy that is cut and restored): matches that end meanwhile wait to be recorded, matches that start
+meanwhile are retried with backoff, and all of them end DONE and rated exactly once, without waiting for
+the stale-match sweep."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+import pytest
+
+from tests.workers.db_proxy import TcpProxy
+from tests.workers.stack import Stack, wait_for
+from tests.workers.test_concurrent_runner import NO_MATCHMAKING, seatings
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def proxied_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stack, TcpProxy]]:
+    monkeypatch.setenv(
+        "DATABASE_URL", os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/test"
+    )
+    env = {
+        **NO_MATCHMAKING,
+        "CARAVANSERAI_MATCHES_PER_WORKER": "8",
+        "CARAVANSERAI_QUEUED_RESEND_SECONDS": "900",
+    }
+    stack = Stack(tmp_path, workers=1, bot_delay=0.03, bot_concurrency=16, env=env)
+    direct = urlparse(stack.env["DATABASE_URL"])
+    proxy = TcpProxy((direct.hostname or "127.0.0.1", direct.port or 5432)).restore()
+    netloc = f"{direct.username}@127.0.0.1:{proxy.port}" if direct.username else f"127.0.0.1:{proxy.port}"
+    stack.env["DATABASE_URL"] = urlunparse(direct._replace(netloc=netloc))
+    try:
+        yield stack.start(), proxy
+    finally:
+        proxy.cut()
+        stack.stop()
+
+
+def test_a_database_outage_mid_match_loses_nothing_and_waits_for_no_sweep(
+    proxied_stack: tuple[Stack, TcpProxy],
+) -> None:
+    stack, proxy = proxied_stack
+    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, 16), first_seed=900)
+    wait_for(lambda: stack.count("RUNNING", ids) == 8, 60, "8 matches running, 8 waiting in the broker")
+    time.sleep(3)
+    proxy.cut()
+    time.sleep(10)  # matches end and others are taken from the broker, with no database
+    proxy.restore()
+    wait_for(lambda: stack.count("DONE", ids) == 16, 120, "all 16 matches done after the outage")
+    stack.assert_rated_exactly_once()
+    worker_log = stack.procs["worker1"].output()
+    assert "recording failed" in worker_log and "OperationalError" in worker_log
+    assert "stale matches" not in stack.procs["worker1"].output()  # the sweep sent nothing again
