@@ -1,10 +1,12 @@
 """End to end with real processes, on PostgreSQL and Redis when DATABASE_URL and REDIS_URL are set (the
 embedded defaults otherwise): SDK bots connect to the gateway, beat schedules matches, two workers play
 them in parallel, and the leaderboard, matches and replays appear over REST. A worker killed with SIGKILL
-mid-match and a gateway restarted mid-round lose no match and rate none twice."""
+mid-match and a gateway restarted mid-round (stopped, or killed and started at once) lose no match and rate
+none twice, and forfeit no bot."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -85,4 +87,21 @@ def test_a_gateway_restart_mid_round_loses_and_double_rates_nothing(stack: Stack
     before = stack.done_count()
     wait_for(lambda: stack.done_count() >= before + 3, 90, "matches after the restart")
     assert not stack.query("SELECT id FROM matches_match WHERE status = 'ERROR'")
+    stack.assert_rated_exactly_once()
+
+
+def test_a_gateway_killed_and_restarted_at_once_forfeits_no_bot(stack: Stack):
+    """SIGKILL, no goodbye: the SDK bots' backoff (at most 4 s) brings them back inside the reconnect grace,
+    which counts from when the new gateway is up; no seat of a match in play records a disconnect."""
+    in_play = wait_for(lambda: stack.running(), 60, "matches in play")
+    stack.procs["gateway"].kill(signal.SIGKILL)
+    stack.start_gateway()
+    for match_id in in_play:
+        wait_for(
+            lambda match_id=match_id: stack.status(match_id)[0] == "DONE", 120, f"match {match_id} to finish"
+        )
+    marks = ",".join(str(i) for i in in_play)
+    rows = stack.query(f"SELECT match_id, faults FROM matches_seat WHERE match_id IN ({marks})")
+    faults = [(m, f) for m, raw in rows for f in (json.loads(raw) if isinstance(raw, str) else raw)]
+    assert [x for x in faults if x[1]["kind"] == "disconnect"] == []
     stack.assert_rated_exactly_once()
