@@ -84,7 +84,7 @@ class LoadRun:
         self.slot: dict[int, list[int]] = {}  # match id in flight -> its seating
         self.ids: list[int] = []
         self.running: list[int] = []
-        self.connections: list[int] = []
+        self.connections: list[int | None] = []  # None on SQLite
         self.polls_refused = 0  # polls the database turned away (for example: too many connections)
         self.start = self.end = 0.0
 
@@ -100,7 +100,7 @@ class LoadRun:
     def tick(self) -> None:
         try:
             statuses = _statuses(self.stack, list(self.slot)) if self.slot else {}
-            connections = db_connections(self.stack) or 0
+            connections = db_connections(self.stack)
         except (psycopg.OperationalError, sqlite3.OperationalError):
             self.polls_refused += 1
             return
@@ -130,7 +130,7 @@ class LoadRun:
             "matches": len(self.ids),
             "running_mean": statistics.mean(self.running),
             "running_min": min(self.running),
-            "db_connections_peak": max(self.connections),
+            "db_connections_peak": max((c for c in self.connections if c is not None), default=None),
             "polls_refused": self.polls_refused,
             "finished_in_window": finished,
             "matches_per_minute": finished / seconds * 60,
@@ -189,8 +189,8 @@ def report(data: dict) -> None:
         f"running {data['running_mean']:.0f} on average (min {data['running_min']}); "
         f"{data['matches_per_minute']:.0f} matches/min; {data['decisions_per_second']:.0f} decisions/s "
         f"({data['relayed_decisions_per_second']:.0f} relayed); {data['ms_per_relayed_decision']:.0f} ms per relayed "
-        f"decision; machine {data['machine_busy'] * 100:.0f}% busy; up to {data['db_connections_peak']} database "
-        f"connections ({data['polls_refused']} polls refused); queued to RUNNING "
+        f"decision; machine {data['machine_busy'] * 100:.0f}% busy; up to {data['db_connections_peak'] or 'n/a'} "
+        f"database connections ({data['polls_refused']} polls refused); queued to RUNNING "
         f"{data['queue_wait_seconds'].get('mean', 0):.1f} s mean, {data['queue_wait_seconds'].get('p95', 0):.1f} s p95"
     )
     print_table(
