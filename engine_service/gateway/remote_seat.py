@@ -22,9 +22,9 @@ Policy (documented in BOTS.md):
   the bot to reconnect; none of it is charged to the bot (`excused_seconds`), and it is kept as an incident
   of the record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried,
   unrated); if gateways are alive but the bot does not come back, a `disconnect` fault;
-- at the start, a bot with no stream in the registry is an infrastructure failure when no gateway is alive
-  either (a registry restarted empty, before the gateways' next heartbeat writes their sessions again), and
-  is waited for up to `reconnect_grace` otherwise.
+- at the start, a bot with no stream in the registry and no gateway alive either (a gateway restarting, a
+  registry restarted empty before the gateways' next heartbeat writes their sessions again) waits, excused,
+  for a gateway (`MatchAborted` after `gateway_return`), then up to `reconnect_grace` for the bot.
 - the bot's clock is the gateway's (DESIGN D9): `request.extra["bot_seconds"]` is the sum of the
   gateway-measured times of the attempts that reached the bot (from writing the request to its stream to
   reading the answer), plus any wait for the bot to come back after its own stream ended. Attempts lost
@@ -305,17 +305,16 @@ class RemoteSeat(Seat):
 
     # --- the Seat interface ------------------------------------------------------------------------------
     def start(self, info: MatchInfo) -> None:
-        """Seat the bot on one of its streams. No gateway alive (or a registry that lost its data and has
-        not been written again yet) is ours: `MatchAborted`. A bot with no stream is waited for up to the
-        reconnect grace before its `disconnect`."""
+        """Seat the bot on one of its streams. With no gateway alive (restarting, or a registry that lost
+        its data and is not written again yet), wait for one (excused; `MatchAborted` after
+        `gateway_return`); then a bot with no stream is waited for up to the reconnect grace before its
+        `disconnect`."""
         self.info = info
         if self._bind(resumed=False, exclude_gateway=None):
             return
         if not self._alive_gateways(lost=None):
-            raise MatchAborted(
-                f"no gateway alive to seat bot {self.bot_id} (registry empty or gateways down)"
-            )
-        if not self._wait_and_bind(self.reconnect_grace, resumed=False):
+            self._wait_for_a_gateway(None, f"to seat bot {self.bot_id}", resumed=False)
+        if self.session is None and not self._wait_and_bind(self.reconnect_grace, resumed=False):
             raise SeatFault(
                 "disconnect",
                 f"bot {self.bot_id} had no stream open for {info.game_id} with room, and none within "
@@ -486,16 +485,15 @@ class RemoteSeat(Seat):
         except Exception as exc:
             raise MatchAborted(f"session registry unavailable: {exc}") from exc
 
-    def _wait_for_a_gateway(self, lost: SessionInfo, reason: str) -> None:
-        """Wait (excused) until a gateway other than the lost one is alive, or the bot is back already."""
+    def _wait_for_a_gateway(self, lost: str | None, reason: str, *, resumed: bool = True) -> None:
+        """Wait (excused) until a gateway other than the `lost` one is alive, or the bot is seated already;
+        `MatchAborted` after `gateway_return` seconds."""
         until = self.clock() + self.gateway_return
-        while not self._alive_gateways(lost=lost.gateway_id):
-            if self._bind(resumed=True, exclude_gateway=lost.gateway_id):
+        while not self._alive_gateways(lost=lost):
+            if self._bind(resumed=resumed, exclude_gateway=lost):
                 return
             if self.clock() >= until:
-                raise MatchAborted(
-                    f"no gateway alive {self.gateway_return:g}s after losing {lost.relay_address} ({reason})"
-                )
+                raise MatchAborted(f"no gateway alive for {self.gateway_return:g}s ({reason})")
             time.sleep(POLL_SECONDS)
 
     def _survive_gateway_loss(self, lost: SessionInfo, reason: str) -> float:
@@ -512,7 +510,7 @@ class RemoteSeat(Seat):
                 "reason": f"gateway {lost.relay_address}: {reason}",
             }
         )
-        self._wait_for_a_gateway(lost, reason)
+        self._wait_for_a_gateway(lost.gateway_id, f"after losing {lost.relay_address}: {reason}")
         # the grace counts from when a gateway is there to reconnect to, not from the loss
         if self.session is not None or self._wait_and_bind(
             self.reconnect_grace, exclude_gateway=lost.gateway_id

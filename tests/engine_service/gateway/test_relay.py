@@ -311,9 +311,9 @@ def test_the_reconnect_grace_counts_from_when_a_gateway_is_back(tmp_path: Path) 
         def on_step(state, record) -> None:
             if state.step == 20:
                 stack.gateway.kill()
-                threading.Timer(3.0, stack.gateway.start).start()  # back 3 s later, longer than the grace
+                threading.Timer(6.0, stack.gateway.start).start()  # back 6 s later: longer than the grace
 
-        seat = RemoteSeat("alpha", "py-random", stack.registry, reconnect_grace=2.5)
+        seat = RemoteSeat("alpha", "py-random", stack.registry, reconnect_grace=5.0)  # > the SDK backoff cap
         record = run_match(
             GAME, 2, 15, [seat, house(8)], time_control=TimeControl(2.0, 5.0, 3), on_step=on_step
         )
