@@ -45,9 +45,9 @@ from typing import Any
 import grpc
 
 from engine_service.gateway.protocol import (
+    add_legal_actions,
     bot_pb2,
     dumps,
-    legal_actions_to_proto,
     match_ended_to_proto,
     relay_pb2,
     relay_pb2_grpc,
@@ -58,6 +58,7 @@ from engine_service.referee.seats import DecisionRequest, MatchAborted, MatchInf
 RELAY_MARGIN_SECONDS = 2.0  # beyond the bot's deadline, for the gateway's reply to come back
 CONTROL_TIMEOUT_SECONDS = 5.0  # StartMatch / EndMatch
 POLL_SECONDS = 0.05
+WATCH_SECONDS = 0.1  # how often a relay connection checks its reading thread's deadline
 GATEWAY_RETURN_SECONDS = 60.0  # after losing its gateway, how long a seat waits for any gateway to be alive
 _GATEWAY_DOWN = (
     grpc.StatusCode.UNAVAILABLE,
@@ -90,43 +91,70 @@ class RelayDown(grpc.RpcError):
         return self._details
 
 
-class _Waiter:
-    """One thread waiting for the reply to its call: a lock held until the reply (or an error) is set."""
+_WAITING, _LEADING, _DONE = 0, 1, 2
 
-    __slots__ = ("error", "lock", "reply")
+
+class _Waiter:
+    """One thread waiting for the reply to its call. Its lock is released once: when the reply (or an error)
+    is set, or when the thread is asked to read the stream for everyone (`promote`). State changes only
+    under the connection's lock."""
+
+    __slots__ = ("call_id", "deadline", "error", "gave_up", "lock", "reply", "sent", "state")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.lock.acquire()
+        self.state = _WAITING
         self.reply: relay_pb2.DecisionReply | None = None
         self.error: grpc.RpcError | None = None
+        self.call_id = 0
+        self.sent = self.deadline = 0.0
+        self.gave_up = 0.0
 
     def settle(
         self, reply: relay_pb2.DecisionReply | None = None, error: grpc.RpcError | None = None
     ) -> None:
-        self.reply, self.error = reply, error
+        if self.state == _DONE:
+            return
+        woke = self.state == _WAITING  # a leading thread is reading, or already woken to
+        self.reply, self.error, self.state = reply, error, _DONE
+        if woke:
+            self.lock.release()
+
+    def promote(self) -> None:
+        self.state = _LEADING
         self.lock.release()
 
 
 class _Stream:
-    """One open `Decisions` call, the calls waiting on it, and when it last answered one."""
+    """One open `Decisions` call, the calls waiting on it, the one whose thread reads it, and when it last
+    answered one."""
 
     def __init__(self, stub: relay_pb2_grpc.RelayServiceStub) -> None:
         self.outbox: queue.SimpleQueue[relay_pb2.DecisionCall | None] = queue.SimpleQueue()
         self.waiters: dict[int, _Waiter] = {}
+        self.reader: _Waiter | None = None
         self.last_reply = time.monotonic()
         self.call = stub.Decisions(iter(self.outbox.get, None))
 
 
 class RelayConnection:
     """One gateway's relay in one process: a channel, a stub for control calls, and the shared `Decisions`
-    stream, opened on first use and again after it breaks. Safe for many threads at once."""
+    stream, opened on first use and again after it breaks. Safe for many threads at once.
+
+    No thread of its own reads the stream: the first waiting thread that finds no reader reads it, hands
+    the other calls' replies to their threads, and when its own reply comes passes the reading on to one
+    that still waits (leader/follower: a lone call gets its reply with no thread hand-off). A watchdog
+    thread enforces the reading thread's timeout, which it cannot do itself while blocked on the stream."""
 
     def __init__(self, address: str) -> None:
         self.address = address
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # RLock: a stream's done callback may run at once, lock held
         self._ids = itertools.count(1)
         self._stream: _Stream | None = None
+        self._streams: set[_Stream] = set()  # streams that may have a reading thread
+        self._closed = threading.Event()
+        self._watchdog: threading.Thread | None = None
         self.streams_opened = 0
         self._channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
         self.stub = relay_pb2_grpc.RelayServiceStub(self._channel)
@@ -137,13 +165,24 @@ class RelayConnection:
         waiter = _Waiter()
         with self._lock:
             stream = self._stream or self._open()
-            call.call_id = next(self._ids)
+            waiter.call_id = call.call_id = next(self._ids)
+            waiter.sent = time.monotonic()
+            waiter.deadline = waiter.sent + timeout
             stream.waiters[call.call_id] = waiter
             stream.outbox.put(call)
-        sent = time.monotonic()
-        if not waiter.lock.acquire(timeout=timeout):
-            self._give_up(stream, call.call_id, sent, timeout)
-            waiter.lock.acquire()  # settled by now: by the reply that raced in, or with the timeout
+            if stream.reader is None:
+                stream.reader = waiter
+                waiter.state = _LEADING
+        # another thread reads: wait for the reply, or to be asked to read
+        if waiter.state != _LEADING and not waiter.lock.acquire(timeout=timeout):
+            self._give_up(stream, waiter, timeout)
+            waiter.lock.acquire()  # released by now: the reply that raced in, the timeout, a promotion
+        if waiter.state == _LEADING:
+            self._lead(stream, waiter)
+        elif stream.reader is waiter:  # asked to read, and timed out before it could
+            with self._lock:
+                if stream.reader is waiter:
+                    self._pass_reading(stream)
         if waiter.error is not None:
             raise waiter.error
         assert waiter.reply is not None
@@ -151,44 +190,93 @@ class RelayConnection:
 
     def _open(self) -> _Stream:
         stream = self._stream = _Stream(self.stub)
+        self._streams.add(stream)
         self.streams_opened += 1
-        threading.Thread(target=self._read, args=(stream,), name="relay-reader", daemon=True).start()
+        stream.call.add_done_callback(lambda _: self._ended(stream))
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watch, name="relay-watchdog", daemon=True)
+            self._watchdog.start()
         return stream
 
-    def _read(self, stream: _Stream) -> None:
-        """Hand each reply to its waiter; when the stream ends, fail whoever still waits on it."""
-        error: grpc.RpcError = RelayDown(grpc.StatusCode.UNAVAILABLE, "relay stream ended")
+    def _lead(self, stream: _Stream, waiter: _Waiter) -> None:
+        """Read the stream, handing each reply to its waiter, until this thread's own call is settled; then
+        pass the reading on. When the stream ends, fail whoever still waits on it."""
+        error: grpc.RpcError | None = None
         try:
-            for reply in stream.call:
+            while waiter.state != _DONE:
+                reply = next(stream.call)
                 with self._lock:
                     stream.last_reply = time.monotonic()
-                    waiter = stream.waiters.pop(reply.call_id, None)
+                    other = stream.waiters.pop(reply.call_id, None)
                     if reply.gateway_shutdown and self._stream is stream:
                         self._retire(stream)
-                if waiter is not None:
-                    waiter.settle(reply)
+                    if other is not None:
+                        other.settle(reply)
+        except StopIteration:
+            error = RelayDown(grpc.StatusCode.UNAVAILABLE, "relay stream ended")
         except grpc.RpcError as exc:
             error = exc
-        self._break(stream, error)
+        if error is not None:
+            self._break(stream, error)
+        with self._lock:
+            if stream.reader is waiter:
+                self._pass_reading(stream)
+
+    def _pass_reading(self, stream: _Stream) -> None:
+        """The reading thread leaves: one still waiting on the stream reads from now on (lock held)."""
+        stream.reader = None
+        for waiter in stream.waiters.values():
+            stream.reader = waiter
+            waiter.promote()
+            return
+
+    def _ended(self, stream: _Stream) -> None:
+        """The call is over (gRPC's callback): new calls go to a new stream. A reading thread, if any, sees
+        the end too and fails the waiters."""
+        with self._lock:
+            if self._stream is stream:
+                self._stream = None
+            if stream.reader is None:
+                self._streams.discard(stream)
+
+    def _watch(self) -> None:
+        """Time out the reading threads: blocked on the stream, they cannot."""
+        while not self._closed.wait(WATCH_SECONDS):
+            now = time.monotonic()
+            with self._lock:
+                readers = [(s, s.reader) for s in self._streams if s.reader is not None]
+            for stream, reader in readers:
+                if reader.state != _DONE and now >= reader.deadline:
+                    self._give_up(stream, reader, reader.deadline - reader.sent)
+                elif (
+                    reader.gave_up
+                    and now - reader.gave_up >= RELAY_MARGIN_SECONDS
+                    and stream.last_reply < reader.gave_up
+                ):  # it timed out on a stream that was answering, and nothing came since: stuck after all
+                    self._break(stream, RelayDown(grpc.StatusCode.DEADLINE_EXCEEDED, "relay stuck"))
 
     def _retire(self, stream: _Stream) -> None:
         """The gateway is shutting down: new calls go to a new stream; this one drains (lock held)."""
         self._stream = None
         stream.outbox.put(None)  # half-close: the gateway answers what is open, then ends the stream
 
-    def _give_up(self, stream: _Stream, call_id: int, sent: float, timeout: float) -> None:
+    def _give_up(self, stream: _Stream, waiter: _Waiter, timeout: float) -> None:
         """A call timed out. If the stream answered nothing since it was sent, the gateway is stuck: break
         the stream and open a new channel. Otherwise only this call fails."""
         error = RelayDown(grpc.StatusCode.DEADLINE_EXCEEDED, f"no relay reply within {timeout:.1f}s")
         with self._lock:
-            waiter = stream.waiters.pop(call_id, None)
-            stuck = stream.last_reply < sent
+            if stream.waiters.pop(waiter.call_id, None) is None:
+                return  # settled meanwhile
+            waiter.gave_up = time.monotonic()
+            waiter.settle(error=error)
+            stuck = stream.last_reply < waiter.sent
+            old_channel = None
             if stuck and self._stream is stream:
-                self._channel.close()
+                old_channel = self._channel
                 self._channel = grpc.insecure_channel(self.address, options=_CHANNEL_OPTIONS)
                 self.stub = relay_pb2_grpc.RelayServiceStub(self._channel)
-        if waiter is not None:
-            waiter.settle(error=error)
+        if old_channel is not None:  # not under the lock: closing runs the calls' done callbacks
+            old_channel.close()
         if stuck:
             self._break(stream, error)
 
@@ -196,18 +284,20 @@ class RelayConnection:
         with self._lock:
             if self._stream is stream:
                 self._stream = None
+            self._streams.discard(stream)
             waiters = list(stream.waiters.values())
             stream.waiters.clear()
+            for waiter in waiters:
+                waiter.settle(error=error)
         stream.outbox.put(None)
         stream.call.cancel()
-        for waiter in waiters:
-            waiter.settle(error=error)
 
     def close(self) -> None:
         with self._lock:
             stream = self._stream
         if stream is not None:
             self._break(stream, RelayDown(grpc.StatusCode.CANCELLED, "relay connection closed"))
+        self._closed.set()
         self._channel.close()
 
 
@@ -329,9 +419,9 @@ class RemoteSeat(Seat):
             seat=request.seat,
             step=request.step,
             observation_json=dumps(request.observation),
-            legal_actions=legal_actions_to_proto(request.legal_actions),
             time_bank_ms=max(0, int(request.time_bank_seconds * 1000)),
         )
+        add_legal_actions(message, request.legal_actions)
         legal_ids = [a.id for a in request.legal_actions]
         clock = _DecisionClock(self.clock(), request.deadline_seconds)
         try:
