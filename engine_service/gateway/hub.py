@@ -520,7 +520,10 @@ class Hub:
             self._notify(session, pending, "timeout", answer.detail)
         slot = session.matches.get(call.match_id)
         seconds = pending.bot_seconds()
-        metrics.decision_relayed(slot.game_id if slot else "", _outcome_name(answer.outcome), seconds)
+        # counted just after the reply is on its way (the next loop turn), not before it
+        self._loop.call_soon(
+            metrics.decision_relayed, slot.game_id if slot else "", _outcome_name(answer.outcome), seconds
+        )
         return self._reply(call, answer, seconds)
 
     def _reply(

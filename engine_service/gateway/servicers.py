@@ -4,7 +4,8 @@ Layer: gateway edge. Each method translates gRPC (metadata, streams, statuses) t
 logic lives in `hub`. Undecodable bytes from a bot become a `Malformed` value (not a crash in the gRPC
 core), so the bot gets INVALID_ARGUMENT with the decoder's message. The bot stream's serializer lets
 `bytes` through unchanged (relayed decision requests arrive framed, never decoded). The relay's `Decisions`
-stream answers each call from its own task, so no call waits for another; it holds no state beyond them.
+stream answers each call from its own task, so no call waits for another (the task's first step, up to the
+write to the bot, runs at once, as the call is read); it holds no state beyond them.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import types
+from collections.abc import AsyncIterator, Coroutine, Generator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -29,6 +32,7 @@ from engine_service.gateway.protocol import (
 )
 
 log = logging.getLogger("caravanserai.gateway")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,39 @@ def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:
     )
 
 
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, T], awaited: Any) -> Generator[Any, Any, T]:
+    """Drive a coroutine already started, from the point where it yielded `awaited` (what a task waits on),
+    passing on what the task sends or throws (its cancellation) until the coroutine returns."""
+    while True:
+        try:
+            sent = yield awaited
+        except BaseException as exc:  # the task's cancellation goes to the coroutine
+            try:
+                awaited = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+        else:
+            try:
+                awaited = coro.send(sent)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+
+def start_eagerly(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T] | None:
+    """Run a coroutine's first step now, in the caller's step, and leave the rest to a task (what Python
+    3.12's eager tasks do): a relayed call's write to the bot starts before the relay stream's next read,
+    with no loop turn in between. None if the coroutine finished (or failed: logged) in that step."""
+    try:
+        awaited = coro.send(None)
+    except StopIteration:
+        return None
+    except Exception:  # as a task's would, it fails alone, not the stream that read the call
+        log.exception("relayed call failed")
+        return None
+    return asyncio.ensure_future(_resume(coro, awaited))
+
+
 class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
     """`caravanserai.relay.v1.RelayService`: what workers' remote seats call."""
 
@@ -162,9 +199,10 @@ class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
 
         try:
             async for call in request_iterator:
-                task = asyncio.ensure_future(answer(call))
-                open_calls.add(task)
-                task.add_done_callback(open_calls.discard)
+                task = start_eagerly(answer(call))
+                if task is not None:
+                    open_calls.add(task)
+                    task.add_done_callback(open_calls.discard)
             if open_calls:  # the worker closed its side: answer what is still open
                 await asyncio.gather(*open_calls)
         finally:
