@@ -108,16 +108,17 @@ def _status(match_id: int) -> str | None:
     reject_on_worker_lost=True,
     max_retries=SETTINGS.task_max_retries,
 )
-def run_match(self: Task, match_id: int) -> str:
+def run_match(self: Task, match_id: int, unrecorded_failure: str = "") -> str:
     """Play match `match_id` and record it. Returns what happened: done, already-done, not-runnable, error,
-    lease-lost or dropped."""
+    lease-lost or dropped. `unrecorded_failure` is the reason of a previous attempt's infrastructure failure
+    that the database was down to record: it is recorded first."""
     if isinstance(match_id, bool) or not isinstance(match_id, int):
         log.error("run_match needs an integer match id, got %r", match_id)
         return "not-runnable"
     close_old_connections()
     outcome = "raised"  # a retry (or an unexpected error) leaves as an exception
     try:
-        outcome = _run_leased(self, match_id)
+        outcome = _run_leased(self, match_id, unrecorded_failure)
     except MaxRetriesExceededError:
         # the match is not lost: it stays QUEUED or RUNNING, and `sweep_stale` sends it again later
         log.error("match %s: task retried %d times; dropped, left to the sweep", match_id, self.max_retries)
@@ -127,7 +128,7 @@ def run_match(self: Task, match_id: int) -> str:
     return outcome
 
 
-def _run_leased(task: Task, match_id: int) -> str:
+def _run_leased(task: Task, match_id: int, unrecorded_failure: str) -> str:
     try:
         with leases.Lease(lease_key(match_id), SETTINGS.lease_seconds) as lease:
             if not lease.acquired:
@@ -137,12 +138,12 @@ def _run_leased(task: Task, match_id: int) -> str:
                     return "not-runnable"
                 # another live process plays it; look again once its lease could have lapsed
                 metrics.RETRIES.labels("lease-held").inc()
-                raise task.retry(countdown=SETTINGS.lease_seconds)
-            return _play(task, match_id, lease)
+                raise task.retry(kwargs={}, countdown=SETTINGS.lease_seconds)
+            return _play(task, match_id, lease, unrecorded_failure)
     except (redis.RedisError, sqlite3.Error) as exc:  # the lease store itself is unreachable
         log.warning("match %s: lease store unavailable (%s); retrying", match_id, exc)
         metrics.RETRIES.labels("lease-store").inc()
-        raise task.retry(countdown=backoff_seconds(task.request.retries)) from exc
+        raise task.retry(kwargs={}, countdown=backoff_seconds(task.request.retries)) from exc
 
 
 def _stop_check(lease: leases.Lease) -> Callable[[], str | None]:
@@ -194,21 +195,23 @@ def _record(match_id: int, record: MatchRecord) -> bool:
         return match_record_result(match_id=match_id, record=record)
 
 
-def _prepare(match_id: int) -> tuple[Match, list[Seat]] | None:
+def _prepare(match_id: int, unrecorded_failure: str) -> tuple[Match, list[Seat]] | None:
     """Mark the match running and build its seats; None when it is not to be played."""
     if _status(match_id) is None:
         log.error("run_match: no match with id %s", match_id)
         return None
+    if unrecorded_failure:  # counted against the match's attempts like any other
+        match_record_infrastructure_failure(match_id=match_id, reason=unrecorded_failure, retry=True)
     if not match_mark_running(match_id=match_id):
         return None
     match = Match.objects.select_related("ladder").get(pk=match_id)
     return match, build_seats(match, reconnect_grace=SETTINGS.reconnect_grace)
 
 
-def _play(task: Task, match_id: int, lease: leases.Lease) -> str:
+def _play(task: Task, match_id: int, lease: leases.Lease, unrecorded_failure: str) -> str:
     try:
         with database_turn():
-            prepared = _prepare(match_id)
+            prepared = _prepare(match_id, unrecorded_failure)
         if prepared is None:
             return "not-runnable"
         match, seats = prepared
@@ -248,13 +251,16 @@ def _infrastructure_failure(task: Task, match_id: int, reason: str) -> str:
         match_record_infrastructure_failure(match_id=match_id, reason=reason, retry=True)
         status = _status(match_id)
     except DatabaseError as exc:
-        # the database itself is down: the match stays RUNNING, which `match_mark_running` accepts on retry
+        # the database itself is down: the match stays as it is (`match_mark_running` accepts RUNNING on
+        # retry) and the retry records this reason once it can (every other retry passes kwargs={}, or
+        # Celery would hand this reason on to them too)
         connection.close()
         metrics.RETRIES.labels("database").inc()
-        raise task.retry(countdown=backoff_seconds(task.request.retries)) from exc
+        countdown = backoff_seconds(task.request.retries)
+        raise task.retry(kwargs={"unrecorded_failure": reason}, countdown=countdown) from exc
     if status == MatchStatus.QUEUED:
         metrics.RETRIES.labels("infrastructure").inc()
-        raise task.retry(countdown=backoff_seconds(task.request.retries))
+        raise task.retry(kwargs={}, countdown=backoff_seconds(task.request.retries))
     return "error"
 
 

@@ -1,7 +1,7 @@
 """PostgreSQL unreachable for 10 s under a worker playing matches (real processes; the database behind a
 TCP proxy that is cut and restored): matches that end meanwhile wait to be recorded, matches that start
-meanwhile are retried with backoff, and all of them end DONE and rated exactly once, without waiting for
-the stale-match sweep."""
+meanwhile are retried with backoff and their failure's real reason is recorded once the database is back,
+and all of them end DONE and rated exactly once, without waiting for the stale-match sweep."""
 
 from __future__ import annotations
 
@@ -54,6 +54,12 @@ def test_a_database_outage_mid_match_loses_nothing_and_waits_for_no_sweep(
     proxy.restore()
     wait_for(lambda: stack.count("DONE", ids) == 16, 120, "all 16 matches done after the outage")
     stack.assert_rated_exactly_once()
+    errors = [
+        e for (e,) in stack.query(f"SELECT error FROM matches_match WHERE id IN ({','.join(map(str, ids))})")
+    ]
+    assert any(
+        "OperationalError" in e for e in errors
+    )  # the real reason, recorded once the database was back
     worker_log = stack.procs["worker1"].output()
     assert "recording failed" in worker_log and "OperationalError" in worker_log
     assert "stale matches" not in stack.procs["worker1"].output()  # the sweep sent nothing again
