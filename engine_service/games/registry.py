@@ -6,6 +6,7 @@ Pure: no Django, no I/O. A game joins by being listed in `_GAME_MODULES`; its mo
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,14 +19,22 @@ _GAME_MODULES = (
     "engine_service.games.mp2",
 )
 
-_specs: dict[str, GameSpec] = {}
+_specs: dict[str, GameSpec] | None = None
+_loading = threading.Lock()
 
 
 def _load() -> dict[str, GameSpec]:
-    if not _specs:
-        for module_name in _GAME_MODULES:
-            spec: GameSpec = importlib.import_module(module_name).SPEC
-            _specs[spec.game_id] = spec
+    """Every game's spec, loaded once; threads that ask meanwhile wait for the whole table (a bot deciding
+    several matches at once must never see a half-filled one)."""
+    global _specs
+    if _specs is None:
+        with _loading:
+            if _specs is None:
+                loaded: dict[str, GameSpec] = {}
+                for module_name in _GAME_MODULES:
+                    spec: GameSpec = importlib.import_module(module_name).SPEC
+                    loaded[spec.game_id] = spec
+                _specs = loaded
     return _specs
 
 
