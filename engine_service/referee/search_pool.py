@@ -70,7 +70,8 @@ class SearchPool:
 
     def choose(
         self, policy: Policy, observation: dict[str, Any], legal: Sequence[Action]
-    ) -> tuple[str, Policy]:
+    ) -> tuple[str, Policy, float]:
+        """One decision in a pool process: the action id, the policy after it, its seconds there."""
         pool = self._pool()
         try:
             return pool.submit(_choose, policy, observation, list(legal)).result()
