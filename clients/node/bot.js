@@ -89,6 +89,7 @@ function main() {
       'grpc.keepalive_time_ms': 20000, // the gateway tolerates pings every 5 s or more
       'grpc.keepalive_timeout_ms': 10000,
       'grpc.keepalive_permit_without_calls': 1,
+      'grpc.use_local_subchannel_pool': 1, // each reconnection really dials, not a shared subchannel's backoff
     });
     const metadata = new grpc.Metadata();
     metadata.add('authorization', `Bearer ${args.token}`);

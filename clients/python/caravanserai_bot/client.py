@@ -51,6 +51,10 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    # Each reconnection really dials: gRPC otherwise shares subchannels between channels of a process, and a
+    # new channel reports the old one's cached "connection refused" until gRPC's own backoff (up to 2 min)
+    # ends, long after the gateway is back.
+    ("grpc.use_local_subchannel_pool", 1),
 ]
 
 
