@@ -36,10 +36,10 @@ SEARCHING_POLICIES = ("mcts",)
 def search_pool() -> SearchPool | None:
     """This process's pool for searching house bots (None: they decide in the match thread)."""
     global _search_pool
-    processes = WorkerSettings.from_env().search_processes
     with _lock:
-        if _search_pool is None and processes > 0:
-            _search_pool = SearchPool(processes)
+        if _search_pool is None:
+            processes = WorkerSettings.from_env().search_processes
+            _search_pool = SearchPool(processes) if processes > 0 else None
         return _search_pool
 
 
