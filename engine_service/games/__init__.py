@@ -11,6 +11,7 @@ from engine_service.games.base import (
     GameState,
     IllegalAction,
     InvalidOptions,
+    Progress,
 )
 from engine_service.games.registry import get_game, list_games, make, state_from_json
 
@@ -22,6 +23,7 @@ __all__ = [
     "GameState",
     "IllegalAction",
     "InvalidOptions",
+    "Progress",
     "get_game",
     "list_games",
     "make",

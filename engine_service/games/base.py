@@ -19,6 +19,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from engine_service.games.rng import ChanceRng
@@ -226,6 +227,15 @@ class GameState(ABC):
         keeping every public fact (counts included). `seat`'s observation must not change."""
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where a game stands, for a replay's jumps: the round, and the number of player turns begun so far
+    (each new value of `turn` starts a turn). None where a game has no such notion."""
+
+    round: int | None = None
+    turn: int | None = None
+
+
 class GameSpec(ABC):
     """The static description of a game and the factory of its states."""
 
@@ -298,6 +308,54 @@ class GameSpec(ABC):
     def render_view(self, view: Mapping[str, Any]) -> str:
         """A readable text frame of an observation or spectator view (for `caravan replay show`)."""
 
+    # Words and pictures for replays: `engine_service.referee.frames` builds every frame from these, so the
+    # CLI's `caravan replay show` and the web viewer say the same things. Seats are named "seat N" (the web
+    # shows each seat's bot beside it). They read only public facts of what they are given.
+
+    def board(self) -> JsonDict | None:
+        """The static board a replay viewer draws (track, map, spaces), from the game's own data; None when
+        the game has none."""
+        return None
+
+    def events_of(self, view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The events a view carries (its log), oldest first."""
+        events = view.get("events")
+        return list(events) if isinstance(events, list) else []
+
+    def describe_event(self, event: Mapping[str, Any]) -> str:
+        """One event of a view's log as a plain sentence ("seat 1 placed two dice on the bazaar")."""
+        who = f"seat {event['seat']} " if isinstance(event.get("seat"), int) else ""
+        rest = ", ".join(f"{k} {v}" for k, v in event.items() if k not in ("event", "seat", "round", "turn"))
+        return f"{who}{str(event.get('event', 'event')).replace('_', ' ')}{': ' + rest if rest else ''}"
+
+    def describe_action(self, state: GameState, seat: int, action_id: str) -> str:
+        """The action `action_id`, legal for `seat` in `state` and not yet applied, in words."""
+        for action in state.legal_actions(seat):
+            if action.id == action_id:
+                return f"{action.kind.replace('_', ' ')} ({action_id})"
+        return action_id
+
+    def describe_result(self, state: GameState, result: GameResult) -> list[str]:
+        """The final screen of a finished game: one line per seat in rank order (rank, score), then how
+        ties were broken, if any were."""
+        order = sorted(range(len(result.ranks)), key=lambda s: (result.ranks[s], s))
+        lines = [f"{_ordinal(result.ranks[s])}: seat {s} with {result.scores[s]} points" for s in order]
+        for rank in sorted(set(result.ranks)):
+            tied = [s for s in order if result.ranks[s] == rank]
+            if len(tied) > 1:
+                lines.append(f"seats {_seat_list(tied)} tie on score and tie-break and share the rank")
+        for a, b in pairwise(order):
+            if result.scores[a] == result.scores[b] and result.ranks[a] != result.ranks[b]:
+                lines.append(
+                    f"seat {a} ranks above seat {b} on the tie-break "
+                    f"({result.tiebreaks[a]} against {result.tiebreaks[b]})"
+                )
+        return lines
+
+    def progress(self, state: GameState) -> Progress:
+        """The round and turn count of `state`, for a replay's jumps by round and by turn."""
+        return Progress()
+
     def option_variants(self, num_players: int) -> list[JsonDict]:
         """The option sets worth covering for this player count (the conformance suite runs each);
         defaults only, unless a game names more."""
@@ -313,3 +371,13 @@ class GameSpec(ABC):
             "summary": self.summary,
             "turn_cap": self.turn_cap_note,
         }
+
+
+def _ordinal(rank: int) -> str:
+    suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
+    return f"{rank}{suffix}"
+
+
+def _seat_list(seats: Sequence[int]) -> str:
+    names = [str(s) for s in seats]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -4,6 +4,7 @@ Layer: between the pure games and the outside world. It may read the clock (dead
 Django or gRPC: remote seats come in through the `Seat` interface, implemented by the gateway's relay.
 """
 
+from engine_service.referee.frames import frame_with_words, frames, match_index
 from engine_service.referee.match import TimeControl, run_match
 from engine_service.referee.record import Fault, MatchRecord, SeatInfo
 from engine_service.referee.replay import ReplayMismatch, frame_at, replay, verify
@@ -29,6 +30,9 @@ __all__ = [
     "SeatInfo",
     "TimeControl",
     "frame_at",
+    "frame_with_words",
+    "frames",
+    "match_index",
     "replay",
     "run_match",
     "verify",
