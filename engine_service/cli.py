@@ -29,7 +29,7 @@ from rich.table import Table
 
 from engine_service.games import GameError, GameState, get_game, list_games
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, MatchRecord, ReplayMismatch, frame_at, run_match, verify
+from engine_service.referee import HouseSeat, MatchRecord, ReplayMismatch, frame_with_words, run_match, verify
 from engine_service.referee.record import RecordError
 
 out = Console()
@@ -315,13 +315,33 @@ def cmd_replay_show(args: argparse.Namespace) -> int:
     if args.seat is not None and not 0 <= args.seat < record.num_players:
         raise UsageError(f"--seat must be within 0-{record.num_players - 1} for this match")
     try:
-        frame = frame_at(record, args.step, args.seat, reveal=args.reveal)
+        frame = frame_with_words(record, args.step, args.seat, reveal=args.reveal)
     except ReplayMismatch as exc:
         err.print(f"[bold red]does not verify:[/] {exc}", highlight=False)
         return 1
     if args.json:
         print(json.dumps(frame, indent=1))
         return 0
+    spec = get_game(record.game_id)
+    who = f"seat {args.seat} ({record.seats[args.seat].name})" if args.seat is not None else "spectator"
+    where = ", ".join(f"{k} {frame[k]}" for k in ("round", "turn") if frame[k] is not None)
+    out.print(
+        f"[bold]{record.game_id}[/] seed {record.seed}, frame {args.step}/{record.steps}"
+        f"{', ' + where if where else ''}, as {who}"
+    )
+    out.print(spec.render_view(frame["view"]), highlight=False, markup=False)
+    if frame["log"]:
+        out.print("[bold]last events[/]")
+        for line in frame["log"]:
+            out.print(f"  {line['text']}", highlight=False, markup=False)
+    if frame["next_action"]:
+        nxt = frame["next_action"]
+        out.print(f"next: seat {nxt['seat']} {nxt['text']}  [{nxt['action']}]", highlight=False, markup=False)
+    if frame["result"]:
+        out.print("[bold]result[/]")
+        for line in frame["result"]["lines"]:
+            out.print(f"  {line}", highlight=False, markup=False)
+    return 0
     spec = get_game(record.game_id)
     who = f"seat {args.seat} ({record.seats[args.seat].name})" if args.seat is not None else "spectator"
     out.print(f"[bold]{record.game_id}[/] seed {record.seed}, frame {args.step}/{record.steps}, as {who}")
