@@ -339,7 +339,7 @@ class GameSpec(ABC):
         """The final screen of a finished game: one line per seat in rank order (rank, score), then how
         ties were broken, if any were."""
         order = sorted(range(len(result.ranks)), key=lambda s: (result.ranks[s], s))
-        lines = [f"{_ordinal(result.ranks[s])}: seat {s} with {result.scores[s]} points" for s in order]
+        lines = [f"{ordinal(result.ranks[s])}: seat {s} with {result.scores[s]} points" for s in order]
         for rank in sorted(set(result.ranks)):
             tied = [s for s in order if result.ranks[s] == rank]
             if len(tied) > 1:
@@ -373,7 +373,8 @@ class GameSpec(ABC):
         }
 
 
-def _ordinal(rank: int) -> str:
+def ordinal(rank: int) -> str:
+    """1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st."""
     suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
     return f"{rank}{suffix}"
 
