@@ -43,7 +43,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from engine_service.games.base import GameSpec, GameState, JsonDict, OptionSpec
+from engine_service.games.base import GameResult, GameSpec, GameState, JsonDict, OptionSpec, Progress
+from engine_service.games.expedition import describe
 from engine_service.games.expedition.cards import CARD_TYPES, COLORS, GOODS, LEADER, can_pay, kind_of
 from engine_service.games.expedition.rules import (
     DAIDU,
@@ -162,6 +163,21 @@ class ExpeditionSpec(GameSpec):
         kinds = Counter(kind_of(card_type) for card_type in hand.elements())
         value += DIVERSITY_VALUE * sum(1 for g in GOODS if kinds[g]) + DIVERSITY_VALUE * min(kinds[LEADER], 2)
         return value
+
+    def board(self) -> JsonDict:
+        return describe.board()
+
+    def describe_event(self, event: Mapping[str, Any]) -> str:
+        return describe.describe_event(event)
+
+    def describe_action(self, state: GameState, seat: int, action_id: str) -> str:
+        return describe.describe_action(state, seat, action_id)
+
+    def describe_result(self, state: GameState, result: GameResult) -> list[str]:
+        return describe.describe_result(state, result)
+
+    def progress(self, state: GameState) -> Progress:
+        return describe.progress(state)
 
     def render_view(self, view: Mapping[str, Any]) -> str:
         lines = [
