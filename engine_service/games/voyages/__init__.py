@@ -66,9 +66,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine_service.games.base import GameSpec, GameState, JsonDict, OptionSpec
-from engine_service.games.common.resources import describe
+from engine_service.games.base import GameResult, GameSpec, GameState, JsonDict, OptionSpec, Progress
+from engine_service.games.common.resources import describe as bundle_text
 from engine_service.games.rng import ChanceRng
+from engine_service.games.voyages import describe as words
 from engine_service.games.voyages.heuristic import evaluate
 from engine_service.games.voyages.rules import PRIVATE_FIELDS, STEP_CAP, VoyagesState
 from engine_service.games.voyages.tables import CHARACTERS, CONTRACTS, GOALS, NODE_NAME, SLUG
@@ -168,13 +169,29 @@ class VoyagesSpec(GameSpec):
     def render_view(self, view: Mapping[str, Any]) -> str:
         return render(view)
 
+    # Replay words and the drawn board: `describe.py`.
+    def board(self) -> JsonDict | None:
+        return words.board()
+
+    def describe_event(self, event: Mapping[str, Any]) -> str:
+        return words.describe_event(event)
+
+    def describe_action(self, state: GameState, seat: int, action_id: str) -> str:
+        return words.describe_action(state, seat, action_id)
+
+    def describe_result(self, state: GameState, result: GameResult) -> list[str]:
+        return words.describe_result(state, result)
+
+    def progress(self, state: GameState) -> Progress:
+        return words.progress(state)
+
 
 def _contracts(ids: list[int]) -> str:
     parts = []
     for cid in ids:
         c = CONTRACTS[cid]
         reward = {k: v for k, v in c["reward"].items()}
-        parts.append(f"#{cid}[{describe(c['cost'])} -> {describe(reward)}]")
+        parts.append(f"#{cid}[{bundle_text(c['cost'])} -> {bundle_text(reward)}]")
     return " ".join(parts) if parts else "-"
 
 
