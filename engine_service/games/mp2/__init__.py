@@ -87,7 +87,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine_service.games.base import GameSpec, GameState, JsonDict, OptionSpec
+from engine_service.games.base import GameResult, GameSpec, GameState, JsonDict, OptionSpec, Progress
+from engine_service.games.mp2 import describe
 from engine_service.games.mp2.heuristic import evaluate
 from engine_service.games.mp2.render import render
 from engine_service.games.mp2.rules import PRIVATE_FIELDS, STEP_CAP, Mp2State, deal_hidden
@@ -190,6 +191,24 @@ class Mp2Spec(GameSpec):
 
     def render_view(self, view: Mapping[str, Any]) -> str:
         return render(view)
+
+    def board(self) -> JsonDict | None:
+        return describe.board()
+
+    def describe_event(self, event: Mapping[str, Any]) -> str:
+        return describe.describe_event(event)
+
+    def describe_action(self, state: GameState, seat: int, action_id: str) -> str:
+        assert isinstance(state, Mp2State)
+        return describe.describe_action(state, seat, action_id)
+
+    def describe_result(self, state: GameState, result: GameResult) -> list[str]:
+        assert isinstance(state, Mp2State)
+        return describe.describe_result(state, result)
+
+    def progress(self, state: GameState) -> Progress:
+        assert isinstance(state, Mp2State)
+        return describe.progress(state)
 
 
 SPEC = Mp2Spec()
