@@ -75,7 +75,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine_service.games.base import GameSpec, GameState, JsonDict, OptionSpec
+from engine_service.games.base import GameResult, GameSpec, GameState, JsonDict, OptionSpec, Progress
+from engine_service.games.dragonda import describe
 from engine_service.games.dragonda.board import BOARD, GOODS, PASSES
 from engine_service.games.dragonda.heuristic import heuristic
 from engine_service.games.dragonda.rules import DEFAULT_ROUND_CAP, DragondaState, deal_hidden
@@ -160,6 +161,28 @@ class DragondaSpec(GameSpec):
     def heuristic(self, state: GameState, seat: int) -> float:
         assert isinstance(state, DragondaState)
         return heuristic(state, seat)
+
+    # Replay words and pictures: engine_service/games/dragonda/describe.py.
+    def board(self) -> JsonDict | None:
+        return describe.board()
+
+    def events_of(self, view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return list(describe.events_of(view))
+
+    def describe_event(self, event: Mapping[str, Any]) -> str:
+        return describe.describe_event(event)
+
+    def describe_action(self, state: GameState, seat: int, action_id: str) -> str:
+        assert isinstance(state, DragondaState)
+        return describe.describe_action(state, seat, action_id)
+
+    def describe_result(self, state: GameState, result: GameResult) -> list[str]:
+        assert isinstance(state, DragondaState)
+        return describe.describe_result(state, result)
+
+    def progress(self, state: GameState) -> Progress:
+        assert isinstance(state, DragondaState)
+        return describe.progress(state)
 
     def render_view(self, view: Mapping[str, Any]) -> str:
         active = view["active"]

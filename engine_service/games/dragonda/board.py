@@ -6,11 +6,17 @@ heuristic use. No RNG, no clock, no state.
 
 Space ids: the 52 named places (3-letter ids), land dots `L1`-`L66`, sea nodes `S1`-`S42` and the six sea
 junctions `J**`. A place is a land space; a port is also on the sea graph.
+
+Every space also has drawing coordinates (`xy`, for replay viewers only; no rule reads them): places and
+junctions carry their own, land dots theirs inside their chain, a sea chain lists its nodes' points in
+`nodes_xy`. The loader checks that every space has one point inside the map's `extent`, that no two spaces
+are drawn closer than `MIN_SPACING`, and that each chain's inner points stay near the chain's ends.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from dataclasses import dataclass
 from importlib import resources
@@ -44,6 +50,8 @@ MEANS_TABLE = {
     "caravan": Means("caravan", 16, 8, 12, 6, False),
     "ship": Means("ship", 100, 30, 16, 10, True),
 }
+MIN_SPACING = 10  # drawing units between any two spaces' points
+CHAIN_MARGIN = 60  # how far a chain's inner point may lie outside the box of the chain's two ends
 MAX_CAPACITY = max(m.capacity for m in MEANS_TABLE.values())
 LAND_CAPACITY = max(m.capacity for m in MEANS_TABLE.values() if not m.sea)
 
@@ -67,9 +75,17 @@ class Board:
         for place in mapdata["places"]:
             self.zone[place["id"]] = place["zone"]
             self.kind[place["id"]] = "place"
+        self.junctions: dict[str, str] = {}
+        self.xy: dict[str, tuple[int, int]] = {}
+        self.extent: tuple[int, int] = (int(mapdata["extent"][0]), int(mapdata["extent"][1]))
+        self.chain_ends: dict[str, tuple[str, str]] = {}  # a dot or sea node -> its chain's two ends
+        for place in mapdata["places"]:
+            self._point(place["id"], place.get("xy"))
         for junction in mapdata["junctions"]:
             self.zone[junction["id"]] = junction["zone"]
             self.kind[junction["id"]] = "junction"
+            self.junctions[junction["id"]] = junction["name"]
+            self._point(junction["id"], junction.get("xy"))
         self.land_adj: dict[str, list[str]] = {}
         self.sea_adj: dict[str, list[str]] = {}
         land_edges = self._chains(mapdata["land_chains"], "dots", self.land_adj, sea=False)
@@ -148,12 +164,17 @@ class Board:
                 if end not in self.zone:
                     raise ValueError(f"map chain names an unknown place {end}")
             inner: list[str] = []
-            for node in chain[key]:
+            points = chain.get("nodes_xy", []) if sea else [node.get("xy") for node in chain[key]]
+            if len(points) != len(chain[key]):
+                raise ValueError(f"map chain {chain['from']}-{chain['to']} needs one point per node")
+            for node, point in zip(chain[key], points, strict=True):
                 node_id = node if sea else node["id"]
                 if node_id in self.zone:
                     raise ValueError(f"map node {node_id} appears twice")
                 self.zone[node_id] = chain["zone"] if sea else node["zone"]
                 self.kind[node_id] = "sea" if sea else "dot"
+                self.chain_ends[node_id] = (chain["from"], chain["to"])
+                self._point(node_id, point)
                 inner.append(node_id)
             path = [chain["from"], *inner, chain["to"]]
             for a, b in pairwise(path):
@@ -161,6 +182,37 @@ class Board:
                 adj.setdefault(b, []).append(a)
                 edges += 1
         return edges
+
+    def _point(self, space: str, point: Any) -> None:
+        width, height = self.extent
+        if (
+            not isinstance(point, list)
+            or len(point) != 2
+            or not all(isinstance(v, int) for v in point)
+            or not (0 <= point[0] <= width and 0 <= point[1] <= height)
+        ):
+            raise ValueError(
+                f"map space {space} needs an xy inside the extent {width}x{height}, not {point!r}"
+            )
+        self.xy[space] = (point[0], point[1])
+
+    def _check_drawing(self) -> None:
+        """Every space drawn once, apart from the others, and each chain's points along its chain."""
+        missing = sorted(set(self.zone) - set(self.xy))
+        if missing:
+            raise ValueError(f"map spaces without xy: {', '.join(missing)}")
+        points = sorted(self.xy.items())
+        for i, (a, pa) in enumerate(points):
+            for b, pb in points[i + 1 :]:
+                if math.dist(pa, pb) < MIN_SPACING:
+                    raise ValueError(f"map spaces {a} and {b} are drawn closer than {MIN_SPACING}")
+        for node, (start, end) in self.chain_ends.items():
+            (x0, y0), (x1, y1), (x, y) = self.xy[start], self.xy[end], self.xy[node]
+            if not (
+                min(x0, x1) - CHAIN_MARGIN <= x <= max(x0, x1) + CHAIN_MARGIN
+                and min(y0, y1) - CHAIN_MARGIN <= y <= max(y0, y1) + CHAIN_MARGIN
+            ):
+                raise ValueError(f"map node {node} is drawn far from its chain {start}-{end}")
 
     def _check(self, land_edges: int, sea_edges: int) -> None:
         counts = {
@@ -177,6 +229,7 @@ class Board:
         for place in self.sea_only:
             if place in self.land_adj:
                 raise ValueError(f"sea-only port {place} has a land edge")
+        self._check_drawing()
 
     def _all_pairs(self, adj: dict[str, list[str]]) -> dict[str, dict[str, int]]:
         result: dict[str, dict[str, int]] = {}
