@@ -47,6 +47,7 @@ _UNIT = {
     "black_die": ("black die", "black dice"),
     "contract": ("contract from the special pile", "contracts from the special pile"),
     "move": ("move", "moves"),
+    "dice": ("die", "dice"),
 }
 _ORDER = tuple(_UNIT)
 
@@ -223,7 +224,11 @@ def _place(e: Event) -> str:
 
 @_event("bag")
 def _bag(e: Event) -> str:
-    return f"{seat_name(e['seat'])} put a die ({die(str(e['die']))}) in the money bag for 3 coins"
+    return f"{seat_name(e['seat'])} put {_bagged(str(e['die']))} in the money bag for 3 coins"
+
+
+def _bagged(tok: str) -> str:
+    return die(tok) if tok.endswith("0") else f"a die ({die(tok)})"
 
 
 @_event("die")
@@ -397,7 +402,7 @@ def _action_words(state: Any, seat: int, action: Action) -> str:
             text += f", paying {amount('coins', int(d['fee']))}"
         return text
     if head == "bag":
-        return f"puts a die ({die(rest)}) in the money bag for 3 coins"
+        return f"puts {_bagged(rest)} in the money bag for 3 coins"
     if aid == "black":
         return "pays 3 camels for a black die"
     if head == "reroll":
@@ -537,7 +542,7 @@ def board() -> JsonDict:
                     "id": name,
                     "name": name.capitalize(),
                     "dice": int(space["dice"]),
-                    "text": f"bazaar: {space['dice']} dice, take the reward of a column up to the lowest die",
+                    "text": f"bazaar: {amount('dice', int(space['dice']))}, the reward of a column up to the lowest die",
                     "columns": [bundle(c) for c in space["columns"]],
                 }
                 for name, space in BAZAAR.items()
@@ -572,8 +577,13 @@ def board() -> JsonDict:
             for cid, c in CONTRACTS.items()
         },
         "city_cards": {str(cid): card_text(cid) for cid in CITY_CARDS},
-        "city_bonuses": {letter: bundle(b["reward"]) for letter, b in CITY_BONUSES.items()},
-        "outpost_bonuses": {str(bid): bundle(r) for bid, r in OUTPOST_BONUSES.items()},
+        "city_bonuses": {
+            letter: {"text": bundle(b["reward"]), "reward": dict(b["reward"])}
+            for letter, b in CITY_BONUSES.items()
+        },
+        "outpost_bonuses": {
+            str(bid): {"text": bundle(r), "reward": dict(r)} for bid, r in OUTPOST_BONUSES.items()
+        },
         "goals": {
             str(gid): {
                 "cities": list(g["cities"]),

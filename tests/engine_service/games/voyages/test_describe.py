@@ -187,11 +187,8 @@ def test_board_holds_the_map_spaces_and_card_words() -> None:
     assert {s["id"] for s in board["spaces"]} == {
         "coins5", "camels", "pepper", "silk", "gold", "khan", "contracts", "travel"
     }  # fmt: skip
-    texts = [
-        *board["city_cards"].values(),
-        *board["city_bonuses"].values(),
-        *board["outpost_bonuses"].values(),
-    ]
-    texts += [c["text"] for c in board["contracts"].values()] + [g["text"] for g in board["goals"].values()]
+    texts = list(board["city_cards"].values())
+    for table in ("city_bonuses", "outpost_bonuses", "contracts", "goals"):
+        texts += [item["text"] for item in board[table].values()]
     for text in texts:
         assert_words(text, "board")
