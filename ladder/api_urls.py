@@ -40,5 +40,7 @@ urlpatterns = [
     path("matches/<int:match_id>/replay/", replays.ReplayRecordApi.as_view(), name="match-replay"),
     path("matches/<int:match_id>/frames/", replays.ReplayFramesApi.as_view(), name="match-frames"),
     path("matches/<int:match_id>/frames/<int:step>/", replays.ReplayFrameApi.as_view(), name="match-frame"),
+    path("matches/<int:match_id>/index/", replays.ReplayIndexApi.as_view(), name="match-index"),
+    path("matches/<int:match_id>/live/", replays.LiveFrameApi.as_view(), name="match-live"),
     path("", include("ladder.tournaments.api_urls")),
 ]

@@ -80,6 +80,7 @@ class WorkerSettings:
     search_processes: int = 2
     task_max_retries: int = 30
     database_connections: int = 8
+    live_seconds: float = 2.0
 
     @property
     def visibility_timeout(self) -> int:
@@ -105,6 +106,7 @@ class WorkerSettings:
             search_processes=int(_number(env, "CARAVANSERAI_SEARCH_PROCESSES", os.cpu_count() or 2)),
             task_max_retries=int(_number(env, "CARAVANSERAI_TASK_MAX_RETRIES", 30)),
             database_connections=int(_number(env, "CARAVANSERAI_DB_CONNECTIONS", 8, minimum=1)),
+            live_seconds=_number(env, "CARAVANSERAI_LIVE_SECONDS", 2.0),
         )
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import random
 import sqlite3
 import threading
@@ -45,6 +46,7 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
+from engine_service.games import GameState
 from engine_service.referee import MatchAborted, MatchRecord, Seat, TimeControl
 from engine_service.referee import run_match as referee_run_match
 from ladder.matches.models import Match, MatchStatus
@@ -53,6 +55,7 @@ from ladder.matches.services import (
     match_record_infrastructure_failure,
     match_record_result,
 )
+from ladder.replays.services import live_progress_publish
 from workers import leases, metrics
 from workers.celery_app import app
 from workers.config import WorkerSettings
@@ -174,8 +177,30 @@ def _referee(match: Match, seats: list[Seat], lease: leases.Lease) -> MatchRecor
             match_id=str(match.pk),
             time_control=time_control(),
             should_stop=_stop_check(lease),
-            on_step=lambda state, record: decisions.inc(),
+            on_step=_on_step(match.pk, decisions.inc),
         )
+
+
+def _on_step(match_id: int, count_decision: Callable[[], None]) -> Callable[[GameState, MatchRecord], None]:
+    """After every decision: count it, and every CARAVANSERAI_LIVE_SECONDS publish the actions so far for
+    the match's live view. A failed publication is skipped (the next one carries everything): watching
+    must never cost a match."""
+    last = -math.inf
+
+    def on_step(state: GameState, record: MatchRecord) -> None:
+        nonlocal last
+        count_decision()
+        now = time.monotonic()
+        if not SETTINGS.live_seconds or now - last < SETTINGS.live_seconds:
+            return
+        last = now
+        try:
+            with database_turn():
+                live_progress_publish(match_id=match_id, actions=record.actions)
+        except DatabaseError as exc:
+            log.debug("match %s: live progress not published (%s)", match_id, exc)
+
+    return on_step
 
 
 RECORD_RETRY_SECONDS = (1, 2, 4, 8, 16, 32)  # a played match waits about a minute for its database

@@ -63,17 +63,13 @@ class GameDetailApi(APIView):
 
 
 class GameBoardApi(APIView):
-    """The static board a replay viewer draws (Expedition: the 29-space track with requirements, chests
-    and scoring spaces)."""
+    """The static board a replay viewer draws, from the game's own data (Expedition: the 29-space track
+    with requirements, chests and scoring spaces; the other games: their maps, routes and action spaces).
+    Its shape is the game's (`GameSpec.board`)."""
 
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(
-        parameters=[GAME_ID],
-        responses=inline_serializer(
-            "Board", {"spaces": serializers.ListField(child=serializers.DictField())}
-        ),
-    )
+    @extend_schema(parameters=[GAME_ID], responses=dict)
     def get(self, request: Request, game_id: str) -> Response:
         try:
             return Response(selectors.game_board(game_id=game_id))

@@ -25,6 +25,9 @@ class Ladder(models.Model):
     openskill_mu = models.FloatField(default=elo.DEFAULT_MU)
     openskill_sigma = models.FloatField(default=elo.DEFAULT_SIGMA)
     house_bots_allowed = models.BooleanField(default=True, help_text="House bots may fill empty seats.")
+    live_delay_steps = models.PositiveIntegerField(
+        default=0, help_text="A running match's live view shows the game this many steps behind the play."
+    )
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -25,22 +23,25 @@ def game_get(*, game_id: str) -> dict[str, Any]:
         raise LookupError(str(exc)) from exc
 
 
-# Board data the replay viewer draws, per game id: (package, resource).
-BOARD_DATA = {"expedition-v1": ("engine_service.games.expedition", "data/track.json")}
-
-
-@lru_cache(maxsize=8)
-def _board_text(game_id: str) -> str:
-    package, name = BOARD_DATA[game_id]
-    return resources.files(package).joinpath(name).read_text()
-
-
 def game_board(*, game_id: str) -> dict[str, Any]:
-    """The static board of a game (Expedition: its 29-space track); `LookupError` when it has none."""
+    """The static board a replay viewer draws, from the game's spec; `LookupError` when it has none."""
     game_get(game_id=game_id)
-    if game_id not in BOARD_DATA:
-        raise LookupError(f"{game_id} has no board data; the viewer shows its frames as JSON")
-    return json.loads(_board_text(game_id))
+    board = _board(game_id)
+    if board is None:
+        raise LookupError(f"{game_id} has no board data")
+    return board
+
+
+def game_has_board(*, game_id: str) -> bool:
+    try:
+        return _board(game_id) is not None
+    except InvalidOptions:
+        return False
+
+
+@lru_cache(maxsize=16)
+def _board(game_id: str) -> dict[str, Any] | None:
+    return get_game(game_id).board()
 
 
 def ladder_list(*, game_id: str | None = None, include_inactive: bool = False) -> QuerySet[Ladder]:

@@ -33,6 +33,15 @@ def match_secrets_revealed(*, match: Match) -> bool:
     return not in_play
 
 
+def match_live_watchable(*, match: Match) -> bool:
+    """True when a spectator may watch `match` as it is played: it is RUNNING and no other unfinished
+    match shares its seed (watching one match of a duplicate set would show the dice and cards the others
+    are about to meet)."""
+    if match.status != MatchStatus.RUNNING:
+        return False
+    return not Match.objects.filter(pk=match.pk).filter(_seed_in_play()).exists()
+
+
 def _with_seats(matches: QuerySet[Match]) -> QuerySet[Match]:
     return (
         matches.annotate(seed_in_play=_seed_in_play())

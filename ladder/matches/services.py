@@ -23,7 +23,7 @@ from ladder.ladders.models import Ladder
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.seeds import SEED_BITS, match_seed_new
 from ladder.ratings.services import SeatOutcome, rating_rows_ensure, ratings_apply_match
-from ladder.replays.models import Replay
+from ladder.replays.models import LiveProgress, Replay
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +188,7 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
             final_hash=record.hashes.get(record.steps, ""),
             raw_size=len(text.encode()),
         )
+        LiveProgress.objects.filter(match=match).delete()
         ratings_apply_match(
             ladder=match.ladder,
             match_id=match.pk,

@@ -81,3 +81,36 @@ class ReplayFramesApi(APIView):
             raise NotFound(str(exc)) from exc
         except ValueError as exc:
             raise ValidationError(str(exc)) from exc
+
+
+class ReplayIndexApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        responses=dict,
+        description="Where each round (`rounds`: [{round, step}]) and each player turn (`turns`: steps) of a "
+        "finished match begins, for jumping through its replay.",
+    )
+    def get(self, request: Request, match_id: int) -> Response:
+        try:
+            return Response(selectors.replay_index(match_id=match_id))
+        except selectors.ReplayUnavailable as exc:
+            raise NotFound(str(exc)) from exc
+
+
+class LiveFrameApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        responses=dict,
+        description="The latest public frame of a RUNNING match (`frame`: the spectator's view with every "
+        "hand hidden, its log in words, its round and turn), shown its ladder's `live_delay_steps` behind "
+        "the play, with `steps` (played so far, as last published by the worker) and `step` (shown). For "
+        "a match that is not running, `frame` is null and `status` says why; once it is DONE its replay "
+        "is at `/matches/<id>/frames/`. 404 for a match of a duplicate set still being played.",
+    )
+    def get(self, request: Request, match_id: int) -> Response:
+        try:
+            return Response(selectors.live_frame(match_id=match_id))
+        except selectors.ReplayUnavailable as exc:
+            raise NotFound(str(exc)) from exc

@@ -35,3 +35,19 @@ class Replay(models.Model):
     @property
     def compressed_size(self) -> int:
         return len(bytes(self.data))
+
+
+class LiveProgress(models.Model):
+    """The actions of a match being played, as far as the worker has published them (every few seconds),
+    so a spectator can watch it: the spectator's view is re-simulated from them and the match's seed.
+    Never served raw (an action id may name a seat's hidden choice); removed when the match is recorded."""
+
+    match = models.OneToOneField(
+        "matches.Match", on_delete=models.CASCADE, primary_key=True, related_name="live_progress"
+    )
+    steps = models.PositiveIntegerField()
+    actions = models.JSONField(help_text="[[seat, action id], ...] in play order")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"match {self.match_id} live at step {self.steps}"

@@ -7,13 +7,14 @@ while another match with its seed is unfinished (`match_secrets_revealed`). Fram
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
-from engine_service.referee import MatchRecord, frame_at, replay
+from engine_service.referee import MatchRecord, frame_with_words, frames, match_index
 from ladder.matches.models import Match, MatchStatus
-from ladder.matches.selectors import match_secrets_revealed
-from ladder.replays.models import Replay
+from ladder.matches.selectors import match_live_watchable, match_secrets_revealed
+from ladder.replays.models import LiveProgress, Replay
 
 MAX_FRAMES_PER_REQUEST = 200
 
@@ -56,20 +57,13 @@ def _reveal(match: Match) -> bool:
     return match.status == MatchStatus.DONE
 
 
-def _check_seat(record: MatchRecord, seat: int | None) -> None:
-    if seat is not None and not 0 <= seat < record.num_players:
-        raise ValueError(f"seat {seat} is not in this match (seats 0-{record.num_players - 1})")
-
-
 def replay_frame(*, match_id: int, step: int, seat: int | None = None) -> dict[str, Any]:
-    """The frame after `step` actions (engine `frame_at`), as `seat` saw it or as the spectator."""
+    """The frame after `step` actions, as `seat` saw it or as the spectator (`referee.frames`)."""
     row = _replay_row(match_id)
     record = _parsed(match_id, row.sha256)
-    _check_seat(record, seat)
-    if not 0 <= step <= record.steps:
-        raise ValueError(f"step {step} is outside this match (0-{record.steps})")
-    frame = frame_at(record, step, seat, reveal=seat is None and _reveal(row.match))
+    frame = frame_with_words(record, step, seat, reveal=seat is None and _reveal(row.match))
     frame["seat"] = seat
+    frame["steps"] = record.steps
     return frame
 
 
@@ -77,25 +71,71 @@ def replay_frames(*, match_id: int, start: int, count: int, seat: int | None = N
     """Up to `count` consecutive frames from `start` (one re-simulation for the whole run)."""
     row = _replay_row(match_id)
     record = _parsed(match_id, row.sha256)
-    _check_seat(record, seat)
     if not 0 <= start <= record.steps:
         raise ValueError(f"start {start} is outside this match (0-{record.steps})")
     if not 1 <= count <= MAX_FRAMES_PER_REQUEST:
         raise ValueError(f"count must be 1-{MAX_FRAMES_PER_REQUEST}")
     reveal = seat is None and _reveal(row.match)
-    state = replay(record, upto=start)
-    frames = []
-    end = min(record.steps, start + count - 1)
-    for step in range(start, end + 1):
-        view = state.observation(seat) if seat is not None else state.spectator_view(reveal=reveal)
-        nxt = record.actions[step] if step < record.steps else None
-        frames.append(
-            {
-                "step": step,
-                "view": view,
-                "next_action": {"seat": nxt[0], "action": nxt[1]} if nxt else None,
-            }
+    run = frames(record, start=start, count=count, seat=seat, reveal=reveal)
+    return {"start": start, "steps": record.steps, "seat": seat, "revealed": reveal, "frames": run}
+
+
+def replay_index(*, match_id: int) -> dict[str, Any]:
+    """Where each round and turn of a finished match begins (steps), for the viewer's jumps."""
+    row = _replay_row(match_id)
+    return _index(match_id, row.sha256)
+
+
+@lru_cache(maxsize=64)
+def _index(match_id: int, sha256: str) -> dict[str, Any]:
+    return match_index(_parsed(match_id, sha256))
+
+
+def live_frame(*, match_id: int) -> dict[str, Any]:
+    """The latest public frame of a match being played (its ladder's delay behind the play): the
+    spectator's view with every hand hidden, its log and its round, never the actions themselves."""
+    match = Match.objects.select_related("ladder").filter(pk=match_id).first()
+    if match is None:
+        raise ReplayUnavailable(f"no match with id {match_id}")
+    body: dict[str, Any] = {"match": match.pk, "status": match.status, "frame": None}
+    if match.status != MatchStatus.RUNNING:
+        body["steps"] = match.steps
+        return body
+    if not match_live_watchable(match=match):
+        raise ReplayUnavailable(
+            f"match {match_id} is part of a duplicate set still being played: "
+            "it can be watched once every match of the set is finished"
         )
-        if nxt is not None and step < end:
-            state.apply(nxt[0], nxt[1])
-    return {"start": start, "steps": record.steps, "seat": seat, "revealed": reveal, "frames": frames}
+    progress = LiveProgress.objects.filter(match=match).first()
+    actions = [(int(seat), str(action)) for seat, action in (progress.actions if progress else [])]
+    delay = match.ladder.live_delay_steps
+    shown = max(0, len(actions) - delay)
+    ladder = match.ladder
+    body.update(
+        steps=len(actions),
+        step=shown,
+        delay=delay,
+        updated_at=progress.updated_at.isoformat() if progress else None,
+        frame=_live(
+            ladder.game_id, ladder.num_players, json.dumps(ladder.options), match.seed, tuple(actions[:shown])
+        ),
+    )
+    return body
+
+
+@lru_cache(maxsize=128)
+def _live(
+    game_id: str, players: int, options_json: str, seed: int, actions: tuple[tuple[int, str], ...]
+) -> dict[str, Any]:
+    """The spectator's frame after `actions` (cached: every watcher of a match asks for the same one)."""
+    record = MatchRecord(
+        game_id=game_id,
+        num_players=players,
+        options=json.loads(options_json),
+        seed=seed,
+        seats=[],
+        actions=list(actions),
+    )
+    frame = frame_with_words(record, len(actions), None, reveal=False)
+    frame["result"] = None  # the result comes with the replay, once the match is recorded
+    return frame

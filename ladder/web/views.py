@@ -24,9 +24,9 @@ from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
 from ladder.core.throttles import auth_attempt_wait, too_many_attempts
 from ladder.ladders.models import Ladder
-from ladder.ladders.selectors import BOARD_DATA, ladder_list
+from ladder.ladders.selectors import game_has_board, ladder_list
 from ladder.matches.models import Match, MatchStatus, Seat
-from ladder.matches.selectors import match_list, match_secrets_revealed
+from ladder.matches.selectors import match_list, match_live_watchable, match_secrets_revealed
 from ladder.ratings.models import Rating
 from ladder.ratings.selectors import bot_ratings, leaderboard_list, rating_history
 from ladder.web.charts import Series, rating_chart_svg
@@ -153,17 +153,34 @@ def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
     )
     match = get_object_or_404(matches, pk=match_id)
     seats = list(match.seats.all())
+    revealed = match_secrets_revealed(match=match)
+    has_replay = match.is_done and revealed
+    live = match.status == MatchStatus.RUNNING and match_live_watchable(match=match)
     viewer = {
         "matchId": match.pk,
         "gameId": match.ladder.game_id,
+        "family": game_family(match.ladder.game_id),
         "steps": match.steps or 0,
         "seats": [{"seat": s.index, "name": s.bot.name} for s in seats],
-        "hasBoard": match.ladder.game_id in BOARD_DATA,
+        "hasBoard": game_has_board(game_id=match.ladder.game_id),
         "api": "/api/v1/",
+        "mode": "replay" if has_replay else "live" if live else "none",
     }
-    revealed = match_secrets_revealed(match=match)
-    context = {"match": match, "seats": seats, "viewer_json": json.dumps(viewer), "revealed": revealed}
-    return render(request, "web/match_detail.html", {**context, "has_replay": match.is_done and revealed})
+    context = {
+        "match": match,
+        "seats": seats,
+        "viewer_json": json.dumps(viewer),
+        "revealed": revealed,
+        "has_replay": has_replay,
+        "live": live,
+        "family": viewer["family"],
+    }
+    return render(request, "web/match_detail.html", context)
+
+
+def game_family(game_id: str) -> str:
+    """The name of a game's viewer files under static/web/games/ (its id without the version)."""
+    return game_id.rsplit("-v", 1)[0]
 
 
 @login_required

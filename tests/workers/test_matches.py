@@ -10,10 +10,12 @@ from django.conf import settings
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, MatchAborted, Seat
 from ladder.matches.models import Match, MatchStatus
-from ladder.matches.services import match_create
+from ladder.matches.services import match_create, match_mark_running
 from ladder.ratings.models import Rating, RatingLedger
+from ladder.replays.models import LiveProgress
+from tests.ladder.conftest import make_record
 from workers import leases, matches
-from workers.matches import run_match, sweep_stale
+from workers.matches import _on_step, run_match, sweep_stale
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,3 +116,17 @@ def test_sweep_requeues_a_running_match_nobody_holds(ladder2, house_bots, monkey
     assert run_match.apply(args=(match.pk,)).get() == "done"
     match.refresh_from_db()
     assert match.attempts == 2 and RatingLedger.objects.filter(match=match).count() == 2
+
+
+def test_the_worker_publishes_live_progress_every_few_seconds(ladder2, make_bot):
+    match = match_create(ladder_id=ladder2.pk, bot_ids=[make_bot().pk, make_bot().pk], seed=77)
+    assert match_mark_running(match_id=match.pk)
+    record = make_record(match)
+    counted = []
+    on_step = _on_step(match.pk, lambda: counted.append(1))
+    record.actions = record.actions[:4]
+    on_step(None, record)  # the first decision is published at once
+    record.actions = [*record.actions, record.actions[0]]
+    on_step(None, record)  # the next, within CARAVANSERAI_LIVE_SECONDS, is not
+    assert len(counted) == 2
+    assert LiveProgress.objects.get(match=match).steps == 4
