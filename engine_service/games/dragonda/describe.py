@@ -139,6 +139,8 @@ def board() -> JsonDict:
             )
         elif space in BOARD.junctions:
             item["name"] = BOARD.junctions[space]
+        else:
+            item["chain"] = list(BOARD.chain_ends[space])
         spaces.append(item)
     return {
         "spaces": spaces,
