@@ -191,7 +191,7 @@
       list(caravansAt[id]).forEach(function (cv, i) {
         var goods = list(cv[2].goods).map(function (g) { return g.charAt(0).toUpperCase(); }).join("");
         var label = "\u25A3" + (goods || "-");
-        var cx = x + 8, cy = y + 6 + i * 15;
+        var cx = x - 4 * label.length, cy = y + (node.kind === "oasis" ? 27 : 32) + i * 15;
         out.push('<g class="mp2-caravan"><title>' + esc("caravan " + (cv[1] + 1) + " of " + c.who(cv[0]) + " (route tile " + cv[2].tile + ") in " + node.name +
           ", carrying " + (list(cv[2].goods).join(" + ") || "nothing")) + "</title>" +
           '<rect x="' + cx + '" y="' + cy + '" width="' + (8 * label.length + 6) + '" height="14" rx="3" fill="#fff" stroke="' + c.color(cv[0]) + '" stroke-width="2.5"/>' +
@@ -332,7 +332,16 @@
     });
     var chars = get(c.v, "chars", []);
     var bonus = chars[seat] === "dewu" || chars[seat] === "tebaldo" ? 1 : 0;
+    var goal = get(get(c.b, "goals", {}), knownGoal(c, seat), null);
+    list(goal ? goal.shields : []).forEach(function (shield) { if (held[shield]) bonus += 1; });
     return Object.keys(held).length + Number(get(c.v, "extra_shields", [])[seat] || 0) + bonus;
+  }
+  // The seat's kept goal card when this view may know it (its own view, or the revealed table), else "".
+  function knownGoal(c, seat) {
+    var mine = c.ctx.seat !== null && c.ctx.seat !== undefined && Number(c.ctx.seat) === seat;
+    if (mine) return get(c.v, "goal", "") || "";
+    var all = get(c.v, "all_goals", null);
+    return Array.isArray(all) && all[seat] ? all[seat] : "";
   }
   function shieldTrack(c) {
     var track = list(get(c.b, "shield_track", [])), out = [];
@@ -347,7 +356,7 @@
       out.push('<span class="mp2-track-cell" title="' + c.esc(k + " shields: " + vp + " VP at the end") + '"><b>' + k + "</b><small>" + vp + "VP</small>" +
         list(at[k]).map(function (seat) { return '<i class="mp2-dot" style="background:' + c.color(seat) + '" title="' + c.esc(c.who(seat)) + '"></i>'; }).join("") + "</span>");
     });
-    out.push('</div><p class="mp2-note">Shields of the cities with a post, plus +1s (outpost, contracts, De Wu, Tebaldo); a goal card\'s shields count too, but goals are hidden until the end.</p></section>');
+    out.push('</div><p class="mp2-note">Shields of the cities with a post, plus +1s (outpost, contracts, De Wu, Tebaldo) and the goal card\'s shields where this view knows the goal.</p></section>');
     return out.join("");
   }
 
