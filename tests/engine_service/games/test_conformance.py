@@ -13,10 +13,18 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from engine_service.games import GameState, IllegalAction, get_game, list_games, make, state_from_json
+from engine_service.games import (
+    GameSpec,
+    GameState,
+    IllegalAction,
+    get_game,
+    list_games,
+    make,
+    state_from_json,
+)
 from engine_service.games.rng import ChanceRng
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, ReplayMismatch, run_match, verify
+from engine_service.referee import HouseSeat, ReplayMismatch, frames, replay, run_match, verify
 
 CONFIGS = [
     (spec.game_id, n, options)
@@ -182,6 +190,37 @@ def test_replays_verify_and_tampering_is_caught(config: Config) -> None:
         probe.apply(seat, action_id)
     else:
         pytest.fail("no decision with an alternative action in the whole match")
+
+
+def test_replay_frames_are_told_in_the_games_own_words(config: Config) -> None:
+    """Every event and every action of a recorded match has the game's own sentence (not the generic
+    fallback, no raw JSON), rounds and turns only move forward, and the final frame ranks every seat."""
+    game_id, n, options = config
+    spec = get_game(game_id)
+    record = run_match(game_id, n, 5, [HouseSeat(make_policy("random", seed=i)) for i in range(n)], options)
+    state = replay(record, upto=0)
+    last = (0, 0)
+    for seat, action_id in record.actions:
+        text = spec.describe_action(state, seat, action_id)
+        assert text and text != GameSpec.describe_action(spec, state, seat, action_id), action_id
+        state.apply(seat, action_id)
+        progress = spec.progress(state)
+        now = (progress.round or 0, progress.turn or 0)
+        assert now >= last, f"progress went back from {last} to {now} at step {state.step}"
+        last = now
+    assert last[1] > 1, "turns never advanced"
+    for view_seat in (None, *range(n)):
+        run = frames(record, start=0, count=record.steps + 1, seat=view_seat, reveal=view_seat is None)
+        for frame in run:
+            for event, line in zip(
+                spec.events_of(frame["view"])[-len(frame["log"]) :], frame["log"], strict=False
+            ):
+                assert line["text"] != GameSpec.describe_event(spec, event), event
+                assert "{" not in line["text"] and "None" not in line["text"], line["text"]
+    final = run[-1]["result"]
+    assert final is not None
+    for seat in range(n):
+        assert any(f"seat {seat}" in line for line in final["lines"])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
