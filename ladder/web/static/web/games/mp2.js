@@ -325,11 +325,7 @@
     return out.join("");
   }
   function publicShields(c, seat) {
-    var held = {};
-    list(get(c.v, "posts", [])[seat]).forEach(function (city) {
-      var node = c.nodes[city];
-      if (node && node.shield) held[node.shield] = true;
-    });
+    var held = heldShields(c, seat);
     var chars = get(c.v, "chars", []);
     var bonus = chars[seat] === "dewu" || chars[seat] === "tebaldo" ? 1 : 0;
     var goal = get(get(c.b, "goals", {}), knownGoal(c, seat), null);
@@ -361,11 +357,20 @@
   }
 
   // --- players --------------------------------------------------------------------------------------------
-  function goalHtml(c, gid) {
+  function heldShields(c, seat) {
+    var held = {};
+    list(get(c.v, "posts", [])[seat]).forEach(function (city) {
+      var node = c.nodes[city];
+      if (node && node.shield) held[node.shield] = true;
+    });
+    return held;
+  }
+  function goalHtml(c, gid, seat) {
     var g = get(get(c.b, "goals", {}), gid, null);
     var text = g ? g.text : "";
-    return '<span class="mp2-goal" data-secret title="' + c.esc("goal card " + gid + ": " + text) + '"><b>' + c.esc(gid) + "</b> " +
-      (g ? list(g.shields).map(function (s) { return shieldBadge(c, s); }).join("") : "") +
+    var held = heldShields(c, seat);
+    return '<span class="mp2-goal" data-secret title="' + c.esc("goal card " + gid + ": " + text + " (a ring marks a shield already held)") + '"><b>' + c.esc(gid) + "</b> " +
+      (g ? list(g.shields).map(function (s) { return held[s] ? '<span class="mp2-got">' + shieldBadge(c, s) + "</span>" : shieldBadge(c, s); }).join("") : "") +
       (g ? Object.keys(g.seals || {}).map(function (s) { return " <small>" + c.esc(cap(s)) + "\u2605 " + g.seals[s] + "VP</small>"; }).join("") : "") + "</span>";
   }
   function privateGoal(c, seat) {
@@ -373,9 +378,9 @@
     var kept = list(get(v, "goal_kept", []))[seat];
     var mine = ctx.seat !== null && ctx.seat !== undefined && Number(ctx.seat) === seat;
     var all = get(v, "all_goals", null);
-    if (mine && get(v, "goal", "")) inner = goalHtml(c, v.goal);
-    else if (mine && list(get(v, "goal_offer", [])).length) inner = "<small>to choose from:</small> " + list(v.goal_offer).map(function (g) { return goalHtml(c, g); }).join("");
-    else if (Array.isArray(all) && all[seat]) inner = goalHtml(c, all[seat]);
+    if (mine && get(v, "goal", "")) inner = goalHtml(c, v.goal, seat);
+    else if (mine && list(get(v, "goal_offer", [])).length) inner = "<small>to choose from:</small> " + list(v.goal_offer).map(function (g) { return goalHtml(c, g, seat); }).join("");
+    else if (Array.isArray(all) && all[seat]) inner = goalHtml(c, all[seat], seat);
     else if (kept || list(get(v, "goal_offer_counts", []))[seat]) inner = '<span class="mp2-goal hidden-item" title="a goal card only this seat sees">goal card</span>';
     else inner = '<span class="mp2-empty">none</span>';
     return '<div class="mp2-row" data-private-of="' + seat + '"><span class="mp2-label">Goal</span> ' + inner + "</div>";
