@@ -352,12 +352,12 @@
   };
 
   Drawing.prototype.legend = function () {
-    return '<details class="voy-legend"><summary>Legend</summary><ul>' +
-      '<li><span class="voy-sw voy-sw-camel">3</span> route needs 3 extra camels · <span class="voy-sw voy-sw-coin">5</span> route needs 5 extra coins</li>' +
-      "<li>co coins · ca camels · pe pepper · si silk · go gold · VP victory points · good? a good of your choice · 2 goods a pair of different goods · bonus? another city bonus</li>" +
-      '<li>Large circle: large city (outpost bonus box above, city card numbers below) · small circle: small city (lettered city bonus) · dot: oasis · Beijing: four spaces 10/7/4/1 VP</li>' +
-      '<li>Houses are trading posts, pawns are figures; dice show their value (? = Raschid\'s unrolled die), dark dice are black dice, white is Matteo\'s white die, grey dice are neutral</li>' +
-      "<li>A ring marks a goal city of the seat whose goals are shown</li></ul></details>";
+    return '<details class="voy-legend"><summary>Legend: <b>co</b> coins · <b>ca</b> camels · <b>pe</b> pepper · <b>si</b> silk · <b>go</b> gold · <b>VP</b> victory points · ' +
+      '<span class="voy-sw voy-sw-camel">3</span> extra camels · <span class="voy-sw voy-sw-coin">5</span> extra coins on a route (more)</summary><ul>' +
+      "<li>good? a good of your choice · 2 goods a pair of different goods · bonus? another small-city bonus of your choice · contract: one from the special pile · move: one step</li>" +
+      "<li>Large circle: large city (its trading-post bonus in the box above until the first post, city card numbers below) · small circle: small city with its lettered bonus · green dot: oasis · Beijing: four spaces worth 10, 7, 4 and 1 VP</li>" +
+      "<li>Houses are trading posts and pawns are figures, in the seats' colours; a dashed ring marks a goal city of the seat whose goals are shown</li>" +
+      "<li>Dice show their value (? is Raschid's die, its value chosen when used); dark dice are black dice, the white one is Matteo's, grey dice are neutral and never leave</li></ul></details>";
   };
 
   function draw(ctx) {
