@@ -96,8 +96,10 @@
       var parts = [];
       if (frame.result) parts.push(resultHtml(frame.result));
       if (frame.next_action) {
+        // As a seat saw it, another seat's action id is not shown (it may name a hidden choice).
+        var ownView = state.seat === "" || Number(state.seat) === frame.next_action.seat;
         parts.push('<p class="next-action">Next: ' + withNames("seat " + frame.next_action.seat) + " " + esc(frame.next_action.text) +
-          ' <code class="muted small" title="the action id the bot sent">' + esc(frame.next_action.action) + "</code></p>");
+          (ownView ? ' <code class="muted small" title="the action id the bot sent">' + esc(frame.next_action.action) + "</code>" : "") + "</p>");
       } else if (!frame.result && cfg.mode === "live") {
         parts.push('<p class="next-action muted">Waiting for the next decision…</p>');
       }
