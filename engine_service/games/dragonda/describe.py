@@ -435,7 +435,7 @@ def describe_result(state: DragondaState, result: GameResult) -> list[str]:
         won = ", +1 for the victory" if state.winner == s else ""
         lines.append(
             f"{_ordinal(result.ranks[s])}: seat {s} with {result.scores[s]} points "
-            f"({state.conditions_met(s)} of 6 conditions{won}: {state.xp[s]} of 51 XP, cities visited {cities}; "
+            f"({state.conditions_met(s)} of 6 conditions{won}: {state.xp[s]} XP of the 51 needed, cities visited {cities}; "
             f"{state.money[s]} zecchini, {BOARD.home_distance(state.pos[s])} steps from Venezia)"
         )
     for a, b in pairwise(order):

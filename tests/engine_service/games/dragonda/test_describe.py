@@ -268,7 +268,7 @@ def test_result_names_every_seat_and_the_tie_break() -> None:
     state.xp = [20, 30, 40]
     lines = SPEC.describe_result(state, state.result())
     assert lines[0].startswith(
-        "1st: seat 1 with 2 points (2 of 6 conditions: 30 of 51 XP, cities visited Damasco"
+        "1st: seat 1 with 2 points (2 of 6 conditions: 30 XP of the 51 needed, cities visited Damasco"
     )
     assert lines[1].startswith("2nd: seat 0") and lines[2].startswith("3rd: seat 2 with 1 points")
     assert "seat 1 ranks above seat 0 on the tie-break: more XP (30 against 20)" in lines
@@ -299,7 +299,7 @@ def test_result_of_a_won_game_counts_the_victory() -> None:
     state.xp = [51, 3]
     lines = SPEC.describe_result(state, GameResult.from_keys(state.scores(), state.tiebreaks()))
     assert lines[0].startswith(
-        "1st: seat 0 with 7 points (6 of 6 conditions, +1 for the victory: 51 of 51 XP"
+        "1st: seat 0 with 7 points (6 of 6 conditions, +1 for the victory: 51 XP of the 51 needed"
     )
     assert lines[1].startswith("2nd: seat 1 with 0 points") and len(lines) == 2
 

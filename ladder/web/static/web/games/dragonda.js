@@ -27,7 +27,7 @@
   // the board's points), in empty land or open sea: Balkans above Venice, Arabia, the Kazakh steppe, ...
   var ZONE_LABELS = {
     I: [70, 26], "2": [290, 300], "3": [480, 54], "4": [420, 174], "5": [705, 330], "6": [790, 204], "7": [1170, 360],
-    "8": [935, 354], A: [110, 190], B: [245, 354], C: [300, 72], D: [530, 462], E: [855, 458], F: [1150, 168]
+    "8": [935, 354], A: [110, 190], B: [245, 354], C: [200, 64], D: [530, 462], E: [855, 458], F: [1150, 168]
   };
   var TOKEN_OFFSETS = [[0, -15], [14, -6], [14, 9], [-14, 9], [-14, -6]];
   var cache = { board: null, byId: null, zones: null };
@@ -152,18 +152,23 @@
   function eventBox(ctx, idx) {
     var view = ctx.view, board = ctx.board, esc = ctx.esc, turn = view.turn || {}, out = [];
     var active = view.active;
-    if (turn.drew === "event" && turn.event && board && board.events && board.events[turn.event]) {
+    var over = view.phase === "over";
+    if (!over && turn.drew === "event" && turn.event && board && board.events && board.events[turn.event]) {
       var ev = board.events[turn.event], roll = turn.roll;
       var actor = active !== null && active !== undefined ? "seat " + active : "a player";
+      var outside = false;  // the log says whether the card missed the drawer's zone
+      (view.log || []).forEach(function (e) {
+        if (e.event === "draw_event" && e.seat === active && e.card === turn.event) outside = !!e.effect;
+      });
       out.push('<div class="dg-event" title="' + esc(ev.title + ": zones " + ev.zones.join(", ")) + '"><div class="dg-event-title">Event in play: <b>' + esc(turn.event + " " + ev.title) + "</b>" +
         (ev.all_players ? " (ALL: every player in its zones)" : "") + "</div>");
-      out.push('<div class="dg-event-meta">drawn by ' + esc(actor) + " &middot; zones " + esc(ev.zones.join(", ")) + (roll ? " &middot; rolled <b>" + esc(roll) + "</b>" : ev.roll ? " &middot; not rolled yet" : " &middot; no roll") + "</div>");
+      out.push('<div class="dg-event-meta">drawn by ' + esc(actor) + " &middot; zones " + esc(ev.zones.join(", ")) + (outside ? " &middot; no effect: seat " + esc(active) + " is outside its zones" : roll ? " &middot; rolled <b>" + esc(roll) + "</b>" : view.phase === "event_pass" ? " &middot; not rolled yet" : " &middot; no roll") + "</div>");
       out.push('<ul class="dg-bands">' + ev.bands.map(function (b) {
         var hit = roll && b.lo <= roll && roll <= b.hi;
         var range = ev.roll ? (b.lo === b.hi ? b.lo : b.lo + "-" + b.hi) + ": " : "";
         return '<li class="' + (hit ? "hit" : "") + '">' + esc(range + b.text) + "</li>";
       }).join("") + (ev.pass ? '<li class="dg-pass-option">' + esc(ev.pass) + "</li>" : "") + "</ul></div>");
-    } else if (turn.drew === "adventure" && active !== null && active !== undefined) {
+    } else if (!over && turn.drew === "adventure" && active !== null && active !== undefined) {
       out.push('<div class="dg-event"><div class="dg-event-title">seat ' + esc(active) + " drew an Adventure card this turn</div></div>");
     }
     (view.stack || []).forEach(function (f) {
