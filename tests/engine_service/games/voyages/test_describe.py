@@ -16,7 +16,7 @@ from engine_service.games.voyages import SPEC, VoyagesState, describe
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, frames, run_match
 
-from .helpers import my_turn, new_game
+from .helpers import my_turn, new_game, node
 
 EXTRA_VARIANTS: list[dict[str, Any]] = [
     {"characters": "draft", "goal_draft": True, "random_city_bonuses": True},
@@ -53,7 +53,9 @@ def play_and_check(players: int, seed: int, policy: str, options: dict[str, Any]
             break
         seat = state.current_seats()[0]
         action_id = bots[seat].choose(state.observation(seat), state.legal_actions(seat))
-        assert_words(SPEC.describe_action(state, seat, action_id), action_id)
+        said = SPEC.describe_action(state, seat, action_id)
+        assert_words(said, action_id)
+        assert f"({action_id})" not in said and said != action_id, said  # never the generic fallback
         state.apply(seat, action_id)
     assert last_round == 5 and len(turns_seen) > 10
     lines = SPEC.describe_result(state, state.result())
@@ -192,3 +194,55 @@ def test_board_holds_the_map_spaces_and_card_words() -> None:
         texts += [item["text"] for item in board[table].values()]
     for text in texts:
         assert_words(text, "board")
+
+
+def card_in_moscow(card: int, **resources: int) -> VoyagesState:
+    """Seat 0's turn with one 6 and posts in Moscow, Kashgar and Anxi; `card` lies in Moscow."""
+    state = new_game(2, 9)
+    my_turn(state, 0, ["c6"], **resources)
+    state.posts[0] = [node("moscow"), node("kashgar"), node("anxi")]
+    state.cards[0] = card
+    state.apply(0, "place:card-moscow")  # the only die is placed without asking
+    return state
+
+
+def said(state: VoyagesState) -> list[str]:
+    seat = state.current_seats()[0]
+    words = [SPEC.describe_action(state, seat, a.id) for a in state.legal_actions(seat)]
+    for text in words:
+        assert_words(text, state.pending[0])
+    return words
+
+
+def test_city_card_choices_in_words() -> None:
+    state = card_in_moscow(23)
+    assert said(state)[-1] == (
+        "takes Anxi's city bonus A (5 coins) and Kashgar's city bonus C (a pair of different goods)"
+    )
+    state = card_in_moscow(25, coins=5)
+    assert said(state) == [
+        "takes Anxi's city bonus A (5 coins) for 1 coin",
+        "takes Kashgar's city bonus C (a pair of different goods) for 1 coin",
+    ]
+    state = card_in_moscow(30, pepper=2, silk=2, gold=1)
+    assert said(state) == [
+        "pays 1 pepper and 1 silk for a move",
+        "pays 1 pepper and 1 gold for a move",
+        "pays 1 silk and 1 gold for a move",
+    ]
+    state.apply(0, "pay:pepper+gold")
+    assert said(state)[:2] == ["walks the 1 move bought", "pays 1 pepper and 1 silk for a move"]
+
+
+def test_contract_space_bonus_in_words() -> None:
+    state = new_game(2, 9)
+    my_turn(state, 0, ["c6"])
+    state.apply(0, "place:contracts")
+    state.apply(0, "take:6")
+    state.apply(0, "done")
+    while state.pending and state.pending[0]["t"] != "space_bonus":
+        state.apply(0, state.legal_actions(0)[0].id)
+    assert said(state) == [
+        "takes 2 coins as the contract space bonus",
+        "takes 2 camels as the contract space bonus",
+    ]
