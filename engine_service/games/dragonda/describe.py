@@ -403,7 +403,14 @@ def describe_action(state: DragondaState, seat: int, action_id: str) -> str:
         why = reason(d["why"])
         return f"gives back 1 {GOOD_WORDS[str(d['good'])][0]} ({d['left']} to give back, {why})"
     if kind == "move_stop":
-        return f"stays in {here}"
+        where = (
+            "in"
+            if BOARD.kind[state.pos[seat]] == "place"
+            else "at"
+            if state.pos[seat] in BOARD.junctions
+            else "on"
+        )
+        return f"does not move (stays {where} {here})"
     if kind == "move":
         verb = {"foot": "walks", "horse": "rides", "caravan": "leads a Caravan", "ship": "sails"}[
             state.means[seat]

@@ -225,7 +225,7 @@ def test_actions_in_words() -> None:
     state.turn["movement"] = 6
     state._legal_cache = None  # the situation was changed by hand
     assert SPEC.describe_action(state, seat, "move:TES") == "walks from Venezia to Tessalonica (6 spaces)"
-    assert SPEC.describe_action(state, seat, "stop") == "stays in Venezia"
+    assert SPEC.describe_action(state, seat, "stop") == "does not move (stays in Venezia)"
     state.phase = "trade"
     state._legal_cache = None
     assert SPEC.describe_action(state, seat, "buy:MG:2").startswith("buys 2 manufactured goods for ")
