@@ -212,8 +212,15 @@ def _city_bonus(e: Event) -> str:
 def _place(e: Event) -> str:
     space = str(e["space"])
     text = f"{seat_name(e['seat'])} placed {dice(e['dice'])} on {space_name(space)}"
+    low = min((int(t[1:]) for t in e["dice"]), default=0)
     if space == "coins5":
         text += " and took 5 coins"
+    elif space in BAZAAR:
+        text += f" for a reward up to column {low}"
+    elif space == "contracts":
+        text += f" for contracts from spaces 1-{low}" if low > 1 else " for the contract on space 1"
+    elif space == "travel":
+        text += f" for up to {low} step{'s' if low != 1 else ''}"
     elif space == "khan":
         text += " and took 2 camels and a good of their choice"
     fee = int(e.get("fee", 0))

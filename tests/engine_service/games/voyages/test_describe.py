@@ -123,7 +123,7 @@ def test_frames_carry_sentences_and_the_final_screen() -> None:
         ),
         (
             {"event": "place", "seat": 1, "space": "silk", "dice": ["c1", "b1"], "fee": 1},
-            "seat 1 placed 1+black 1 on the silk space, paying 1 coin to share the space",
+            "seat 1 placed 1+black 1 on the silk space for a reward up to column 1, paying 1 coin to share the space",
         ),
         (
             {"event": "place", "seat": 0, "space": "card-sumatra-2", "dice": ["w6"], "fee": 0},
