@@ -19,6 +19,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -29,10 +30,13 @@ from engine_service.gateway.auth import BotIdentity, TokenVerifier
 from engine_service.gateway.config import MIN_CLIENT_PING_INTERVAL_MS, GatewayConfig
 from engine_service.gateway.protocol import bot_pb2, frame_decision_request, now_ms, relay_pb2
 from engine_service.gateway.registry import SessionInfo, SessionRegistry, sessions_for_bot
+from engine_service.referee.match import legal_list
+from engine_service.referee.seats import ECHO_CHARS, MAX_ACTION_ID_BYTES, clip, oversized_action_id
 
 log = logging.getLogger("caravanserai.gateway")
 
 Writer = Callable[[bot_pb2.ServerMessage | bytes], Awaitable[None]]
+ENDED_MATCHES_KEPT = 256  # per session: late answers to these are STALE_REQUEST, not NOT_YOUR_SEAT
 
 
 class Refusal(Exception):
@@ -51,8 +55,8 @@ class Refusal(Exception):
                 status_code=self.code.value[0],
                 reason=self.reason,  # type: ignore[arg-type]
                 message=self.message,
-                match_id=match_id,
-                request_id=request_id,
+                match_id=clip(match_id),
+                request_id=clip(request_id),
                 fatal=self.fatal,
             )
         )
@@ -83,6 +87,11 @@ class Pending:
         self.answered_at: float | None = None
         self._loop = loop
         self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def step(self) -> int:
+        tail = self.request_id.rsplit(":", 1)[-1]
+        return int(tail) if tail.isdigit() else 0
 
     @property
     def legal(self) -> Sequence[str]:
@@ -130,6 +139,7 @@ class Close:
     code: grpc.StatusCode
     details: str
     gateway_shutdown: bool = False
+    goodbye: str | None = None  # a final close: `Goodbye` was sent, the stream ends OK
 
 
 class Session:
@@ -153,6 +163,7 @@ class Session:
         self.matches: dict[str, MatchSlot] = {}
         self.pending: dict[str, Pending] = {}
         self.resigned: set[str] = set()
+        self.ended: OrderedDict[str, None] = OrderedDict()  # the last matches that ended on this stream
         self.closing: asyncio.Future[Close] = asyncio.get_running_loop().create_future()
         self._writer = writer
         self._lock = asyncio.Lock()
@@ -178,12 +189,28 @@ class Session:
         try:
             await self._writer(message)
         except Exception as exc:
-            self.request_close(grpc.StatusCode.CANCELLED, f"write failed: {exc}")
+            self.request_close(grpc.StatusCode.CANCELLED, f"writing to the bot's stream failed: {exc}")
             raise SendFailed(str(exc)) from exc
 
-    def request_close(self, code: grpc.StatusCode, details: str, *, gateway_shutdown: bool = False) -> None:
+    def request_close(
+        self,
+        code: grpc.StatusCode,
+        details: str,
+        *,
+        gateway_shutdown: bool = False,
+        goodbye: str | None = None,
+    ) -> None:
         if not self.closing.done():
-            self.closing.set_result(Close(code, details, gateway_shutdown))
+            self.closing.set_result(Close(code, details, gateway_shutdown, goodbye))
+
+    def match_ended(self, match_id: str) -> None:
+        self.ended[match_id] = None
+        self.ended.move_to_end(match_id)
+        while len(self.ended) > ENDED_MATCHES_KEPT:
+            self.ended.popitem(last=False)
+
+
+_BOT_SIDE = (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED)  # the bot ended the stream (or its connection)
 
 
 def _outcome_name(outcome: int) -> str:
@@ -209,6 +236,7 @@ class Hub:
         self.gateway_id = gateway_id or uuid.uuid4().hex[:12]
         self.sessions: dict[str, Session] = {}
         self.shutting_down = False
+        self.finished: str | None = None  # `finish()`: the message every stream is told in `Goodbye`
         self._open_lock = asyncio.Lock()
         self._loop = asyncio.get_running_loop()
         self._revocation_cursor = -1
@@ -222,6 +250,8 @@ class Hub:
             max_concurrent_matches=self.config.max_matches_per_stream,
             hello_timeout_ms=int(self.config.hello_timeout * 1000),
             min_keepalive_ping_interval_ms=MIN_CLIENT_PING_INTERVAL_MS,
+            max_action_id_bytes=MAX_ACTION_ID_BYTES,
+            max_echo_chars=ECHO_CHARS,
         )
 
     # --- opening and closing streams -------------------------------------------------------------------
@@ -331,7 +361,8 @@ class Hub:
             pending.resolve(
                 Answer(
                     relay_pb2.OUTCOME_DISCONNECTED,
-                    detail=f"the bot's stream ended ({close.code.name}: {close.details})",
+                    detail=f"the bot's stream ended: {close.details}"
+                    + ("" if close.code in _BOT_SIDE else f" ({close.code.name})"),
                     gateway_shutdown=close.gateway_shutdown,
                 )
             )
@@ -382,41 +413,43 @@ class Hub:
     def _on_decision(self, session: Session, decision: bot_pb2.Decision) -> None:
         pending = session.pending.get(decision.request_id)
         if pending is None or (decision.match_id and decision.match_id != pending.match_id):
-            if decision.match_id not in session.matches or self._owned_elsewhere(
-                session, decision.request_id
-            ):
+            here = decision.match_id in session.matches or decision.match_id in session.ended
+            if not here or self._owned_elsewhere(session, decision.request_id):
                 raise Refusal(
                     grpc.StatusCode.PERMISSION_DENIED,
                     bot_pb2.ERROR_REASON_NOT_YOUR_SEAT,
-                    f"request {decision.request_id!r} of match {decision.match_id!r} is not for a seat this "
-                    "stream holds",
+                    f"request {clip(decision.request_id)!r} of match {clip(decision.match_id)!r} is not for "
+                    "a seat this stream holds",
                     fatal=False,
                 )
+            over = " (the match is over)" if decision.match_id not in session.matches else ""
             raise Refusal(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 bot_pb2.ERROR_REASON_STALE_REQUEST,
-                f"request {decision.request_id!r} is not open (already answered, timed out, or never sent)",
+                f"request {clip(decision.request_id)!r} is not open (already answered, timed out, or never "
+                f"sent){over}",
                 fatal=False,
             )
         del session.pending[decision.request_id]
         if pending.future.done():
             return
-        if not decision.action_id:
+        too_long = oversized_action_id(decision.action_id)
+        if not decision.action_id or too_long is not None:
+            reason = too_long or "empty action id"
             pending.resolve(
-                Answer(
-                    relay_pb2.OUTCOME_MALFORMED, detail=f"empty action id for request {decision.request_id!r}"
-                )
+                Answer(relay_pb2.OUTCOME_MALFORMED, detail=f"{reason} for request {pending.request_id!r}")
             )
-            self._notify(session, pending, "malformed", "empty action id")
+            self._notify(session, pending, "malformed", reason)
             return
         pending.resolve(Answer(relay_pb2.OUTCOME_OK, action_id=decision.action_id))
         if decision.action_id not in pending.legal:
+            shown = clip(decision.action_id)
             self._notify(
                 session,
                 pending,
                 "illegal",
-                f"action {decision.action_id!r} is not among the {len(pending.legal)} legal actions",
-                action_id=decision.action_id,
+                f"action {shown!r} is not legal at step {pending.step}; {legal_list(pending.legal)}",
+                action_id=shown,
             )
 
     def _owned_elsewhere(self, session: Session, request_id: str) -> bool:
@@ -448,11 +481,12 @@ class Hub:
                 request_id=pending.request_id,
                 fault=bot_pb2.Fault(
                     seat=pending.seat,
-                    step=int(pending.request_id.rsplit(":", 1)[-1]) if ":" in pending.request_id else 0,
+                    step=pending.step,
                     kind=FAULT_KINDS[kind],
                     reason=reason,
                     action_id=action_id,
                     fallback_action_id=pending.fallback,
+                    forfeit=pending.call.fault_forfeits,
                 ),
             )
         )
@@ -550,6 +584,7 @@ class Hub:
         if not slot.seats:
             del session.matches[ended.match_id]
             session.resigned.discard(ended.match_id)
+            session.match_ended(ended.match_id)
         with contextlib.suppress(SendFailed):
             await session.send(bot_pb2.ServerMessage(match_ended=ended))
         await self._publish_matches(session)
@@ -598,6 +633,18 @@ class Hub:
             except Exception:
                 log.exception("registry heartbeat failed")
             await asyncio.sleep(min(0.5, self.config.heartbeat))
+
+    def goodbye(self) -> bot_pb2.ServerMessage:
+        return bot_pb2.ServerMessage(goodbye=bot_pb2.Goodbye(message=self.finished or ""))
+
+    async def finish(self, message: str) -> None:
+        """End every stream for good: `Goodbye{message}`, then status OK (a bot must not reconnect); streams
+        opened from now on get the same at once."""
+        self.finished = message
+        for session in list(self.sessions.values()):
+            with contextlib.suppress(SendFailed, TimeoutError):
+                await asyncio.wait_for(session.send(self.goodbye()), 1.0)
+            session.request_close(grpc.StatusCode.OK, f"finished: {message}", goodbye=message)
 
     async def shutdown(self) -> None:
         """Close every stream with UNAVAILABLE (reconnect elsewhere) and leave the registry."""

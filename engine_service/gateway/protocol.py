@@ -23,6 +23,14 @@ from engine_service.gateway._generated.caravanserai.relay.v1 import relay_pb2, r
 BOT_SERVICE = "caravanserai.bot.v1.BotService"
 RELAY_SERVICE = "caravanserai.relay.v1.RelayService"
 
+END_REASONS = {
+    "completed": bot_pb2.END_REASON_COMPLETED,
+    "turn_cap": bot_pb2.END_REASON_TURN_CAP,
+    "forfeit": bot_pb2.END_REASON_FORFEIT,
+    "resigned": bot_pb2.END_REASON_RESIGNED,
+    "disconnect": bot_pb2.END_REASON_DISCONNECT,
+}
+
 FAULT_KINDS = {
     "timeout": bot_pb2.FAULT_KIND_TIMEOUT,
     "illegal": bot_pb2.FAULT_KIND_ILLEGAL,
@@ -125,20 +133,31 @@ def match_ended_to_proto(match_id: str, seat: int, summary: Mapping[str, Any]) -
     """The referee's end-of-match summary for one seat (`result` and that seat's `faults`)."""
     result = summary.get("result") or {}
     game = result.get("game") or {}
-    return bot_pb2.MatchEnded(
+    game_reason = str(game.get("reason", ""))
+    reason = str(result.get("reason") or game_reason)  # records made before end reasons: the game's
+    end_seat = result.get("end_seat")
+    by_seat = [str(r) for r in result.get("end_reasons") or []]
+    ended = bot_pb2.MatchEnded(
         match_id=match_id,
         seat=seat,
         scores=[int(s) for s in game.get("scores", [])],
         ranks=[int(r) for r in result.get("ranks", game.get("ranks", []))],
         forfeits=[int(s) for s in result.get("forfeits", [])],
-        reason=str(game.get("reason", "")),
+        reason=reason,
         faults=[fault_to_proto(f) for f in summary.get("faults", [])],
         result_json=dumps(result),
+        end_reason=END_REASONS.get(reason, bot_pb2.END_REASON_UNSPECIFIED),
+        seat_end_reasons=[END_REASONS.get(r, bot_pb2.END_REASON_UNSPECIFIED) for r in by_seat],
+        game_reason=game_reason,
     )
+    if end_seat is not None:
+        ended.end_seat = int(end_seat)
+    return ended
 
 
 __all__ = [
     "BOT_SERVICE",
+    "END_REASONS",
     "FAULT_KINDS",
     "RELAY_SERVICE",
     "add_legal_actions",

@@ -442,7 +442,9 @@ class RemoteSeat(Seat):
                 raise SeatFault("disconnect", "the bot has no stream")
             session = self.session
             try:
-                reply = self._relay(session, message, legal_ids, clock.left(self.clock()))
+                reply = self._relay(
+                    session, message, legal_ids, clock.left(self.clock()), forfeits=request.fault_forfeits
+                )
             except grpc.RpcError as exc:
                 if exc.code() not in _GATEWAY_DOWN:
                     raise MatchAborted(
@@ -467,8 +469,8 @@ class RemoteSeat(Seat):
                 continue
             raise SeatFault(
                 "disconnect",
-                f"the bot's stream ended at step {request.step} ({reply.detail}) and it did not reconnect before "
-                "the decision's deadline",
+                f"at step {request.step}, {reply.detail or 'the bot has no stream here'}; it did not "
+                "reconnect before the decision's deadline",
             )
 
     def _resume_after_disconnect(self, session: SessionInfo, clock: _DecisionClock) -> bool:
@@ -480,7 +482,13 @@ class RemoteSeat(Seat):
         return resumed
 
     def _relay(
-        self, session: SessionInfo, message: bot_pb2.DecisionRequest, legal_ids: list[str], seconds: float
+        self,
+        session: SessionInfo,
+        message: bot_pb2.DecisionRequest,
+        legal_ids: list[str],
+        seconds: float,
+        *,
+        forfeits: bool = False,
     ) -> relay_pb2.DecisionReply:
         """One attempt over the process's shared relay stream to the session's gateway."""
         message.time_limit_ms = max(1, round(seconds * 1000))
@@ -492,6 +500,7 @@ class RemoteSeat(Seat):
             time_limit_ms=message.time_limit_ms,
             legal_action_ids=legal_ids,
             decision_request=message.SerializeToString(),
+            fault_forfeits=forfeits,
         )
         connection = self.channels.connection(session.relay_address)
         return connection.decide(call, message.time_limit_ms / 1000 + RELAY_MARGIN_SECONDS)

@@ -145,10 +145,18 @@ class Gateway:
             self.relay_port,
         )
 
-    async def stop(self, grace: float = 1.0) -> None:
+    async def stop(self, grace: float = 1.0, *, final: str | None = None) -> None:
+        """Close every stream: with `final`, for good (`Goodbye{final}`, status OK: do not reconnect), else
+        UNAVAILABLE (reconnect: a restart)."""
         for servicer in self._health:
             servicer.enter_graceful_shutdown()
         if self.hub is not None:
+            if final is not None:
+                await self.hub.finish(final)
+                for _ in range(50):  # the streams end OK as their servicers return
+                    if not self.hub.sessions:
+                        break
+                    await asyncio.sleep(0.02)
             await self.hub.shutdown()
         if self._heartbeat is not None:
             self._heartbeat.cancel()
@@ -230,14 +238,14 @@ class GatewayThread:
         assert self.loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
 
-    def stop(self, grace: float = 0.5) -> None:
+    def stop(self, grace: float = 0.5, *, final: str | None = None) -> None:
         if self.gateway is None or self.loop is None or self._thread is None:
             return
         gateway, stopped = self.gateway, self._stopped
         assert stopped is not None
 
         async def _stop() -> None:
-            await gateway.stop(grace)
+            await gateway.stop(grace, final=final)
             stopped.set()
 
         with contextlib.suppress(RuntimeError):

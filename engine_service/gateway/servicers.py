@@ -6,6 +6,12 @@ core), so the bot gets INVALID_ARGUMENT with the decoder's message. The bot stre
 `bytes` through unchanged (relayed decision requests arrive framed, never decoded). The relay's `Decisions`
 stream answers each call from its own task, so no call waits for another (the task's first step, up to the
 write to the bot, runs at once, as the call is read); it holds no state beyond them.
+
+How a bot's stream ended is told apart as far as gRPC lets a server see it: a half-close (the bot ended its
+side; the call is not cancelled within `HALF_CLOSE_SETTLE_SECONDS` of the last message) and a cancelled
+call. gRPC's server API reports a client's cancel and a broken connection (a killed process, a network
+failure, a keepalive timeout) alike, as a cancelled call; the reason says so. The gateway's own reasons
+(revocation, shutdown, a malformed or oversized message, a failed write) are named as such.
 """
 
 from __future__ import annotations
@@ -33,6 +39,13 @@ from engine_service.gateway.protocol import (
 
 log = logging.getLogger("caravanserai.gateway")
 T = TypeVar("T")
+
+HALF_CLOSE_SETTLE_SECONDS = 0.2  # a cancelled call's reads end first, its cancellation follows at once
+HALF_CLOSED = "the bot half-closed its stream (it ended its side of the call)"
+CANCELLED = (
+    "the bot's call was cancelled or its connection broke (a cancel, a process that exited or was "
+    "killed, a network failure: gRPC reports these alike to a server)"
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,10 @@ class BotServicer:
         context: grpc.aio.ServicerContext,
     ) -> None:
         hub = self.hub
+        if hub.finished is not None:  # nothing more here: say so, and end the stream OK
+            with contextlib.suppress(Exception):
+                await context.write(hub.goodbye())
+            return
         try:
             identity = await hub.authenticate(token_from_metadata(context.invocation_metadata()))
         except Refusal as refusal:
@@ -97,10 +114,15 @@ class BotServicer:
             return
         reader = asyncio.create_task(self._read(messages, session))
         try:
-            close = await session.closing
+            close = await asyncio.shield(session.closing)  # the future itself must outlive a cancel
+        except asyncio.CancelledError:
+            session.request_close(grpc.StatusCode.CANCELLED, CANCELLED)
+            raise
         finally:
             reader.cancel()
-            await hub.close_session(session)
+            # shielded: a cancelled call's servicer may be cancelled again, and the session must still leave
+            # the registry (else it counts against the bot's stream limit until it expires)
+            await asyncio.shield(hub.close_session(session))
         if close.code not in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
             await context.abort(close.code, close.details)
 
@@ -118,11 +140,14 @@ class BotServicer:
                     session.request_close(refusal.code, refusal.message)
                     return
                 await self.hub.handle(session, message)
-            session.request_close(grpc.StatusCode.OK, "the bot closed its stream")
+            # a cancelled call's reads end too, and the cancellation follows: wait for it before saying
+            # the bot half-closed
+            await asyncio.sleep(HALF_CLOSE_SETTLE_SECONDS)
+            session.request_close(grpc.StatusCode.OK, HALF_CLOSED)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            session.request_close(grpc.StatusCode.CANCELLED, f"stream failed: {exc}")
+            session.request_close(grpc.StatusCode.CANCELLED, f"reading the bot's stream failed: {exc}")
 
 
 def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:

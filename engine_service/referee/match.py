@@ -18,6 +18,12 @@ less any `extra["excused_seconds"]` spent waiting on the infrastructure (a gatew
 so the caller retries the match, unrated. So does one raised by `should_stop`, which the caller may pass to
 end a match between decisions (its lease lost, its time limit reached). Seats may keep `incidents` (dicts
 with seat, step, kind, reason), copied into the record.
+
+Why the match ended (`result["reason"]`, `result["end_seat"]`, and by seat `result["end_reasons"]`): a seat
+that forfeited ended its match by "disconnect", "resigned" or "forfeit" (more than `max_faults` faults); the
+others by the game's own end ("completed" or "turn_cap", also in `result["game"]["reason"]`). The match's
+reason is the first forfeit's, with its seat, else the game's. An action id over `MAX_ACTION_ID_BYTES` is a
+"malformed" fault, and the bot's own strings are `clip`ped wherever they are quoted.
 """
 
 from __future__ import annotations
@@ -31,9 +37,19 @@ from typing import Any
 
 from engine_service.games import GameState, make
 from engine_service.referee.record import Fault, MatchRecord, SeatInfo
-from engine_service.referee.seats import DecisionRequest, MatchAborted, MatchInfo, Seat, SeatFault
+from engine_service.referee.seats import (
+    DecisionRequest,
+    MatchAborted,
+    MatchInfo,
+    Seat,
+    SeatFault,
+    clip,
+    oversized_action_id,
+)
 
 FORFEIT_KINDS = ("disconnect", "resign")
+# why a forfeiting seat's match ended, by the kind of the fault that forfeited it
+FORFEIT_END_REASONS = {"disconnect": "disconnect", "resign": "resigned"}
 
 
 @dataclass(frozen=True)
@@ -115,7 +131,10 @@ def run_match(
         if seat_index in record.forfeits:
             action_id = fallback
         else:
-            answer = _ask(state, seats[seat_index], seat_index, legal, record, bank, time_control, clock)
+            forfeits_next = fault_count[seat_index] >= time_control.max_faults
+            answer = _ask(
+                state, seats[seat_index], seat_index, legal, record, bank, time_control, clock, forfeits_next
+            )
             action_id = fallback if answer is None else answer
             if answer is None:
                 fault_count[seat_index] += 1
@@ -134,10 +153,12 @@ def run_match(
     for seat in seats:
         record.incidents.extend(getattr(seat, "incidents", ()))
     game_result = state.result()
+    game_json = game_result.to_json()
     record.result = {
-        "game": game_result.to_json(),
+        "game": game_json,
         "ranks": final_ranks(game_result.ranks, record.forfeits),
         "forfeits": list(record.forfeits),
+        **end_reasons(record, str(game_json.get("reason", ""))),
     }
     for seat, info in zip(seats, infos, strict=True):
         summary = {
@@ -147,6 +168,31 @@ def run_match(
         with contextlib.suppress(SeatFault):  # the match is over; a seat that cannot hear it changes nothing
             seat.end(info, summary)
     return record
+
+
+LEGAL_SHOWN = 10
+
+
+def legal_list(ids: Any) -> str:
+    """'legal: a, b, c (+N more)': the first `LEGAL_SHOWN` legal ids, for a fault's reason."""
+    ids = list(ids)
+    more = f" (+{len(ids) - LEGAL_SHOWN} more)" if len(ids) > LEGAL_SHOWN else ""
+    return f"legal: {', '.join(ids[:LEGAL_SHOWN])}{more}"
+
+
+def end_reasons(record: MatchRecord, game_reason: str) -> dict[str, Any]:
+    """Why the match ended: `reason` and `end_seat` (the first seat to forfeit, else the game's reason and
+    None), and `end_reasons` by seat."""
+    by_seat = [game_reason] * record.num_players
+    for seat in record.forfeits:
+        cause = next((f for f in record.faults if f.seat == seat and f.forfeit), None)
+        by_seat[seat] = FORFEIT_END_REASONS.get(cause.kind, "forfeit") if cause else "forfeit"
+    first = record.forfeits[0] if record.forfeits else None
+    return {
+        "reason": by_seat[first] if first is not None else game_reason,
+        "end_seat": first,
+        "end_reasons": by_seat,
+    }
 
 
 def _record_fault(record: MatchRecord, fault: Fault) -> None:
@@ -172,6 +218,7 @@ def _ask(
     bank: list[float],
     time_control: TimeControl,
     clock: Callable[[], float],
+    fault_forfeits: bool = False,
 ) -> str | None:
     """One decision. Returns the action id, or None after recording a fault (the caller plays fallback)."""
     step = state.step
@@ -185,6 +232,7 @@ def _ask(
         legal_actions=legal,
         deadline_seconds=time_control.decision_seconds + bank[seat_index],
         time_bank_seconds=bank[seat_index],
+        fault_forfeits=fault_forfeits,
     )
     started = clock()
     try:
@@ -211,17 +259,20 @@ def _ask(
                 Fault(seat_index, step, "timeout", f"answered after {elapsed:.2f}s with the time bank spent"),
             )
             return None
+    too_long = oversized_action_id(action_id) if isinstance(action_id, str) else None
+    if too_long is not None:
+        _record_fault(record, Fault(seat_index, step, "malformed", f"{too_long} at step {step}"))
+        return None
     if not isinstance(action_id, str) or action_id not in {a.id for a in legal}:
-        shown = ", ".join(a.id for a in legal[:10])
+        shown = clip(str(action_id))
         _record_fault(
             record,
             Fault(
                 seat_index,
                 step,
                 "illegal",
-                f"action {action_id!r} is not legal at step {step}; legal: {shown}"
-                + (f" (+{len(legal) - 10} more)" if len(legal) > 10 else ""),
-                action_id=str(action_id),
+                f"action {shown!r} is not legal at step {step}; {legal_list(a.id for a in legal)}",
+                action_id=shown,
             ),
         )
         return None

@@ -2,6 +2,10 @@
 relay) asks a connected bot. Both look the same to the referee.
 
 A seat sees a `DecisionRequest` (its observation and the legal actions), never the game state.
+
+Limits on what a bot sends back: an action id is at most `MAX_ACTION_ID_BYTES` bytes (UTF-8), and any
+string of the bot's own that is quoted back to it or into a record (an action id, an id) is cut by `clip`
+to `ECHO_CHARS` characters, so a bot can never make a record or a message grow by what it sends.
 """
 
 from __future__ import annotations
@@ -12,6 +16,24 @@ from typing import Any
 
 from engine_service.games import Action
 from engine_service.policies.base import Policy
+
+MAX_ACTION_ID_BYTES = 256
+ECHO_CHARS = 64
+
+
+def clip(text: str, limit: int = ECHO_CHARS) -> str:
+    """`text` cut to `limit` characters, noting the original length when it was longer."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def oversized_action_id(action_id: str) -> str | None:
+    """Why an action id is too long to be read, or None when it is within `MAX_ACTION_ID_BYTES`."""
+    size = len(action_id.encode("utf-8", "surrogatepass"))
+    if size <= MAX_ACTION_ID_BYTES:
+        return None
+    return f"action id of {size} bytes is over the {MAX_ACTION_ID_BYTES}-byte limit ({clip(action_id)!r})"
 
 
 class SeatFault(Exception):
@@ -54,6 +76,7 @@ class DecisionRequest:
     deadline_seconds: float  # for this decision, time bank included
     time_bank_seconds: float  # what is left of the bank before this decision
     extra: dict[str, Any] = field(default_factory=dict)
+    fault_forfeits: bool = False  # a fault on this decision forfeits the match (max_faults used up)
 
 
 class Seat(ABC):

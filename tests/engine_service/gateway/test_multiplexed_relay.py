@@ -97,9 +97,9 @@ def test_bot_seconds_is_the_gateway_measured_time(stack: Stack) -> None:
     class SlowWorker(RemoteSeat):
         """Adds worker-side delay before sending and after the reply: none of it is the bot's."""
 
-        def _relay(self, *args: Any) -> relay_pb2.DecisionReply:
+        def _relay(self, *args: Any, **kwargs: Any) -> relay_pb2.DecisionReply:
             time.sleep(0.25)
-            reply = super()._relay(*args)
+            reply = super()._relay(*args, **kwargs)
             time.sleep(0.25)
             return reply
 

@@ -211,3 +211,66 @@ def test_should_stop_abandons_the_match_between_decisions_as_an_infrastructure_f
 
     with pytest.raises(MatchAborted, match="step 10: lease lost"):
         run_match(GAME, 2, 5, house(2), should_stop=stop_after_ten)
+
+
+class _Recording(Seat):
+    """Answers by a script of action ids (None: the first legal), keeping every request it saw."""
+
+    def __init__(self, answers: list[str | None]) -> None:
+        self.name = "recording"
+        self.answers = answers
+        self.requests: list[DecisionRequest] = []
+
+    def decide(self, request: DecisionRequest) -> str:
+        self.requests.append(request)
+        answer = self.answers[len(self.requests) - 1] if len(self.requests) <= len(self.answers) else None
+        return request.legal_actions[0].id if answer is None else answer
+
+
+def test_an_oversized_action_id_is_malformed_and_bot_strings_are_clipped() -> None:
+    seat = _Recording(["x" * 5000, "y" * 200])
+    record = run_match(GAME, 2, 41, [seat, *house(1)], time_control=TimeControl(5, 5, max_faults=3))
+    malformed, illegal = record.faults
+    assert malformed.kind == "malformed" and "5000 bytes is over the 256-byte limit" in malformed.reason
+    assert len(malformed.reason) < 200 and malformed.action_id is None
+    assert illegal.kind == "illegal" and illegal.action_id == "y" * 64 + "... (200 characters)"
+    assert "legal: " in illegal.reason and len(illegal.reason) < 600
+    assert len(record.dumps()) < 20_000
+    verify(record)
+
+
+def test_the_decision_whose_fault_would_forfeit_is_flagged_and_end_reasons_name_the_seat() -> None:
+    seat = _Recording(["bogus", "bogus"])
+    record = run_match(GAME, 2, 42, [*house(1), seat], time_control=TimeControl(5, 5, max_faults=1))
+    assert [r.fault_forfeits for r in seat.requests[:2]] == [False, True]
+    assert record.faults[1].forfeit and record.forfeits == [1]
+    assert record.result is not None
+    assert record.result["reason"] == "forfeit" and record.result["end_seat"] == 1
+    assert record.result["end_reasons"] == [record.result["game"]["reason"], "forfeit"]
+
+
+def test_end_reasons_for_a_clean_match_a_disconnect_and_a_resignation() -> None:
+    clean = run_match(GAME, 2, 43, house(2))
+    assert clean.result is not None and clean.result["end_seat"] is None
+    assert clean.result["reason"] == clean.result["game"]["reason"]
+    assert clean.result["end_reasons"] == [clean.result["game"]["reason"]] * 2
+    for kind, word in (("disconnect", "disconnect"), ("resign", "resigned")):
+        record = run_match(GAME, 2, 44, [ScriptedSeat(f"raise:{kind}", after=2), *house(1)])
+        assert record.result is not None
+        assert record.result["reason"] == word and record.result["end_seat"] == 0
+        assert record.result["end_reasons"][0] == word
+
+
+def test_records_without_end_reasons_still_load_and_say_how_the_game_ended() -> None:
+    from engine_service.gateway.protocol import bot_pb2, match_ended_to_proto
+
+    record = run_match(GAME, 2, 45, [ScriptedSeat("raise:resign", after=1), *house(1)])
+    data = record.to_json()
+    for key in ("reason", "end_seat", "end_reasons"):
+        del data["result"][key]  # a record made before end reasons
+    old = MatchRecord.from_json(data)
+    verify(old)
+    assert old.result is not None
+    ended = match_ended_to_proto("m", 0, {"result": old.result, "faults": old.faults})
+    assert ended.reason == old.result["game"]["reason"] and not ended.HasField("end_seat")
+    assert ended.end_reason in (bot_pb2.END_REASON_COMPLETED, bot_pb2.END_REASON_TURN_CAP)
