@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 # embedded defaults (SQLite, no Redis). Override these to point elsewhere.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# buf (npm's @bufbuild/buf) for `buf lint` and `buf breaking` on protos/, installed into the ignored .venv/buf
+BUF_VERSION := 1.75.0
 
 .DEFAULT_GOAL := help
 
@@ -25,7 +27,7 @@ $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml $(BIN)/python
 
 .PHONY: install
 install: $(VENV)/.installed ## create .venv and install the project with its pinned dependencies
-	@bash infra/scripts/install-extras.sh
+	@BUF_VERSION=$(BUF_VERSION) bash infra/scripts/install-extras.sh
 
 .PHONY: test
 test: install ## the whole suite on PostgreSQL + Redis, then the database tests on SQLite (what CI runs)

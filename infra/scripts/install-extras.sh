@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install steps beyond pip, each skipped when already done: generated gRPC stubs, the Node example bot's
-# packages (when Node.js is present), and Debian's Chromium for browser tests (when running as root with apt).
+# packages and buf (when Node.js is present), and Debian's Chromium for browser tests (when running as root with apt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=.venv/bin
@@ -12,6 +12,14 @@ fi
 if [ -f clients/node/package.json ] && command -v npm >/dev/null 2>&1; then
   if [ ! -d clients/node/node_modules ] || [ clients/node/package-lock.json -nt clients/node/node_modules ]; then
     (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+# buf, pinned in the Makefile (BUF_VERSION), into the git-ignored .venv/buf: the suite runs buf lint/breaking
+BUF_VERSION="${BUF_VERSION:-$(sed -n 's/^BUF_VERSION := //p' Makefile)}"
+if command -v npm >/dev/null 2>&1; then
+  if ! grep -qs "\"version\": \"$BUF_VERSION\"" .venv/buf/node_modules/@bufbuild/buf/package.json; then
+    npm install --prefix .venv/buf --no-audit --no-fund --no-save --loglevel=error "@bufbuild/buf@$BUF_VERSION"
   fi
 fi
 
