@@ -25,6 +25,7 @@ urlpatterns = [
     path("games/", ladders.GameListApi.as_view(), name="game-list"),
     path("games/<str:game_id>/", ladders.GameDetailApi.as_view(), name="game-detail"),
     path("games/<str:game_id>/board/", ladders.GameBoardApi.as_view(), name="game-board"),
+    path("games/<str:game_id>/schema/", ladders.GameSchemaApi.as_view(), name="game-schema"),
     path("ladders/", ladders.LadderListApi.as_view(), name="ladder-list"),
     path("ladders/<int:ladder_id>/", ladders.LadderDetailApi.as_view(), name="ladder-detail"),
     path("ladders/<int:ladder_id>/leaderboard/", ladders.LeaderboardApi.as_view(), name="leaderboard"),

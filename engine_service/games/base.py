@@ -19,6 +19,8 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from itertools import pairwise
 from typing import Any
 
@@ -169,6 +171,12 @@ class GameState(ABC):
             legal_ids=[a.id for a in legal],
         )
 
+    def upgrade_action_id(self, seat: int, action_id: str) -> str:
+        """The current id of an action that an older record names by an id this game no longer uses (ids
+        were made to follow one grammar); `action_id` itself when there is none. Only replays of stored
+        records call this: a bot must send current ids."""
+        return action_id
+
     @abstractmethod
     def _apply(self, seat: int, action: Action) -> None: ...
 
@@ -317,6 +325,13 @@ class GameSpec(ABC):
         the game has none."""
         return None
 
+    def reference(self) -> JsonDict | None:
+        """The game's reference for bot authors, from its package's `data/reference.json`: JSON Schemas
+        of the observation and of each action kind's `details`, every field described, each kind's id
+        pattern, grammar and examples, and which first action is safe. The conformance suite checks every
+        observation and action of random games against it. None when the game has none."""
+        return _reference(type(self).__module__)
+
     def events_of(self, view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The events a view carries (its log), oldest first."""
         events = view.get("events")
@@ -382,3 +397,12 @@ def ordinal(rank: int) -> str:
 def _seat_list(seats: Sequence[int]) -> str:
     names = [str(s) for s in seats]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+@cache
+def _reference(package: str) -> JsonDict | None:
+    path = resources.files(package).joinpath("data/reference.json")
+    if not path.is_file():
+        return None
+    data: JsonDict = json.loads(path.read_text())
+    return data

@@ -15,7 +15,7 @@ from typing import Any
 
 from engine_service.games import GameSpec, GameState, get_game
 from engine_service.referee.record import MatchRecord
-from engine_service.referee.replay import replay
+from engine_service.referee.replay import apply_recorded, replay
 
 LOG_LINES = 12
 
@@ -34,7 +34,7 @@ def frames(
         out.append(_frame(spec, record, state, step, seat, reveal))
         if step < end:
             seat_index, action_id = record.actions[step]
-            state.apply(seat_index, action_id)
+            apply_recorded(state, seat_index, action_id)
     return out
 
 
@@ -114,5 +114,5 @@ def match_index(record: MatchRecord) -> dict[str, Any]:
             turns.append(step)
             last_turn = progress.turn
         if step < record.steps:
-            state.apply(*record.actions[step])
+            apply_recorded(state, *record.actions[step])
     return {"steps": record.steps, "rounds": rounds, "turns": turns}

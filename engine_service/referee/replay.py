@@ -36,7 +36,7 @@ def replay(record: MatchRecord, *, upto: int | None = None, check: bool = True) 
         _check_hash(record, state)
     for seat, action_id in record.actions[:last]:
         try:
-            state.apply(seat, action_id)
+            apply_recorded(state, seat, action_id)
         except IllegalAction as exc:
             raise ReplayMismatch(
                 state.step, f"recorded action {action_id!r} of seat {seat} is illegal: {exc}"
@@ -44,6 +44,17 @@ def replay(record: MatchRecord, *, upto: int | None = None, check: bool = True) 
         if check:
             _check_hash(record, state)
     return state
+
+
+def apply_recorded(state: GameState, seat: int, action_id: str) -> None:
+    """Apply a recorded action; an id from before a game's ids were renamed is applied by its current id."""
+    try:
+        state.apply(seat, action_id)
+    except IllegalAction:
+        upgraded = state.upgrade_action_id(seat, action_id)
+        if upgraded == action_id:
+            raise
+        state.apply(seat, upgraded)
 
 
 def verify(record: MatchRecord) -> GameState:

@@ -3,13 +3,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from ladder.web import views
+from ladder.web import game_views, views
 
 app_name = "web"
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("ladders/<slug:slug>/", views.leaderboard, name="leaderboard"),
+    path("games/<str:game_id>/", game_views.game_reference_page, name="game-reference"),
     path("bots/new/", views.bot_new, name="bot-new"),
     path("bots/<int:bot_id>/", views.bot_detail, name="bot"),
     path("bots/<int:bot_id>/edit/", views.bot_edit, name="bot-edit"),
