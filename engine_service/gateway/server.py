@@ -40,9 +40,16 @@ log = logging.getLogger("caravanserai.gateway")
 RELAY_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
+def transport_max_message_bytes(config: GatewayConfig) -> int:
+    """The largest message gRPC reads from a bot at all: twice the limit the gateway enforces itself."""
+    return 2 * config.max_message_bytes
+
+
 def bot_server_options(config: GatewayConfig) -> list[tuple[str, int]]:
     return [
-        ("grpc.max_receive_message_length", config.max_message_bytes),
+        # gRPC itself refuses only what is over the transport cap; the servicer refuses anything over
+        # max_message_bytes with Error{fatal} first (BOTS.md)
+        ("grpc.max_receive_message_length", transport_max_message_bytes(config)),
         ("grpc.max_send_message_length", RELAY_MAX_MESSAGE_BYTES),
         ("grpc.keepalive_time_ms", SERVER_KEEPALIVE_TIME_MS),
         ("grpc.keepalive_timeout_ms", SERVER_KEEPALIVE_TIMEOUT_MS),
@@ -125,7 +132,9 @@ class Gateway:
             self.config = self.config.with_(relay_address=f"{host}:{self.relay_port}")
         await asyncio.to_thread(self.registry.drop_gateway, relay_address=self.config.advertised_relay)
         hub = self.hub = Hub(self.config, self.verifier, self.registry, known_games=self.known_games)
-        bot_server.add_generic_rpc_handlers([bot_service_handler(BotServicer(hub))])
+        bot_server.add_generic_rpc_handlers(
+            [bot_service_handler(BotServicer(hub), self.config.max_message_bytes)]
+        )
         relay_pb2_grpc.add_RelayServiceServicer_to_server(RelayServicer(hub), relay_server)
         self._health = [
             _health_and_reflection(bot_server, [BOT_SERVICE]),

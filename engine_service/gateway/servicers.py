@@ -56,7 +56,17 @@ class Malformed:
     error: str
 
 
-def decode_bot_message(data: bytes) -> bot_pb2.BotMessage | Malformed:
+@dataclass(frozen=True)
+class Oversized:
+    """A message from a bot over the gateway's `max_message_bytes` (not decoded)."""
+
+    size: int
+    limit: int
+
+
+def decode_bot_message(data: bytes, limit: int | None = None) -> bot_pb2.BotMessage | Malformed | Oversized:
+    if limit is not None and len(data) > limit:
+        return Oversized(len(data), limit)
     message = bot_pb2.BotMessage()
     try:
         message.ParseFromString(data)
@@ -73,7 +83,7 @@ class BotServicer:
 
     async def Connect(
         self,
-        request_iterator: AsyncIterator[bot_pb2.BotMessage | Malformed],
+        request_iterator: AsyncIterator[bot_pb2.BotMessage | Malformed | Oversized],
         context: grpc.aio.ServicerContext,
     ) -> None:
         hub = self.hub
@@ -95,6 +105,11 @@ class BotServicer:
             )
         except StopAsyncIteration:
             return
+        if isinstance(first, Oversized):
+            refusal = _oversized(first)
+            with contextlib.suppress(Exception):
+                await context.write(refusal.to_error())
+            await context.abort(refusal.code, refusal.message)
         if isinstance(first, Malformed):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"malformed message ({first.size} bytes): {first.error}"
@@ -126,9 +141,17 @@ class BotServicer:
         if close.code not in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
             await context.abort(close.code, close.details)
 
-    async def _read(self, messages: AsyncIterator[bot_pb2.BotMessage | Malformed], session: Session) -> None:
+    async def _read(
+        self, messages: AsyncIterator[bot_pb2.BotMessage | Malformed | Oversized], session: Session
+    ) -> None:
         try:
             async for message in messages:
+                if isinstance(message, Oversized):
+                    refusal = _oversized(message)
+                    with contextlib.suppress(SendFailed):
+                        await session.send(refusal.to_error())
+                    session.request_close(refusal.code, refusal.message)
+                    return
                 if isinstance(message, Malformed):
                     refusal = Refusal(
                         grpc.StatusCode.INVALID_ARGUMENT,
@@ -150,15 +173,26 @@ class BotServicer:
             session.request_close(grpc.StatusCode.CANCELLED, f"reading the bot's stream failed: {exc}")
 
 
-def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:
-    """The BotService handler with the tolerant decoder (the generated one would crash on garbage bytes) and
-    the pass-through serializer (a relayed request is written as the bytes it arrived as)."""
+def _oversized(message: Oversized) -> Refusal:
+    return Refusal(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        bot_pb2.ERROR_REASON_MALFORMED_MESSAGE,
+        f"a message of {message.size} bytes is over the limit of {message.limit} bytes (max_message_bytes)",
+    )
+
+
+def bot_service_handler(
+    servicer: BotServicer, max_message_bytes: int | None = None
+) -> grpc.GenericRpcHandler:
+    """The BotService handler with the tolerant decoder (the generated one would crash on garbage bytes; a
+    message over `max_message_bytes` is refused with an `Error` before the stream ends) and the pass-through
+    serializer (a relayed request is written as the bytes it arrived as)."""
     return grpc.method_handlers_generic_handler(
         BOT_SERVICE,
         {
             "Connect": grpc.stream_stream_rpc_method_handler(
                 servicer.Connect,
-                request_deserializer=decode_bot_message,
+                request_deserializer=lambda data: decode_bot_message(data, max_message_bytes),
                 response_serializer=serialize_server_message,
             )
         },
