@@ -23,6 +23,9 @@ class Bot(models.Model):
     active = models.BooleanField(default=True, help_text="False once retired: never plays again.")
     retired_at = models.DateTimeField(null=True, blank=True)
     max_concurrent = models.PositiveSmallIntegerField(default=1)
+    accepts_challenges = models.BooleanField(
+        default=False, help_text="Other owners may ask for unrated practice matches against this bot."
+    )
     versions_seen = models.JSONField(default=list, help_text="Bot versions reported by the gateway.")
     is_house = models.BooleanField(default=False)
     house_policy = models.CharField(max_length=40, blank=True, default="")

@@ -7,6 +7,7 @@ DONE, and only once.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -31,6 +32,15 @@ class Match(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    rated = models.BooleanField(default=True, help_text="False for a practice match: it changes no rating.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="requested_matches",
+        help_text="Who asked for this practice match (none for ladder and tournament matches).",
+    )
 
     class Meta:
         ordering = ["-id"]
