@@ -9,6 +9,7 @@ from ladder.bots import apis as bots
 from ladder.core.root import ApiRootApi
 from ladder.ladders import apis as ladders
 from ladder.matches import apis as matches
+from ladder.ratings import apis as ratings
 from ladder.replays import apis as replays
 
 app_name = "api-v1"
@@ -29,6 +30,7 @@ urlpatterns = [
     path("ladders/", ladders.LadderListApi.as_view(), name="ladder-list"),
     path("ladders/<int:ladder_id>/", ladders.LadderDetailApi.as_view(), name="ladder-detail"),
     path("ladders/<int:ladder_id>/leaderboard/", ladders.LeaderboardApi.as_view(), name="leaderboard"),
+    path("ladders/<int:ladder_id>/seats/", ratings.LadderSeatsApi.as_view(), name="ladder-seats"),
     path("bots/", bots.BotListApi.as_view(), name="bot-list"),
     path("bots/<int:bot_id>/", bots.BotDetailApi.as_view(), name="bot-detail"),
     path("bots/<int:bot_id>/retire/", bots.BotRetireApi.as_view(), name="bot-retire"),
@@ -36,6 +38,8 @@ urlpatterns = [
     path("bots/<int:bot_id>/token/revoke/", bots.BotTokenRevokeApi.as_view(), name="bot-token-revoke"),
     path("bots/<int:bot_id>/ratings/", bots.BotRatingsApi.as_view(), name="bot-ratings"),
     path("bots/<int:bot_id>/history/", bots.BotHistoryApi.as_view(), name="bot-history"),
+    path("bots/<int:bot_id>/head-to-head/", ratings.BotHeadToHeadApi.as_view(), name="bot-head-to-head"),
+    path("bots/<int:bot_id>/compare/<int:other_id>/", ratings.BotCompareApi.as_view(), name="bot-compare"),
     path("matches/", matches.MatchListApi.as_view(), name="match-list"),
     path("matches/<int:match_id>/", matches.MatchDetailApi.as_view(), name="match-detail"),
     path("matches/<int:match_id>/replay/", replays.ReplayRecordApi.as_view(), name="match-replay"),

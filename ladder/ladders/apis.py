@@ -1,6 +1,7 @@
 """Game, ladder and leaderboard endpoints. Layer: API (thin).
 
-The leaderboard is cursor-paginated; its first page is cached per ladder and page size (never per
+The leaderboard is ranked by `ladder.ratings.standing` (its rules are the endpoint's schema description) and
+cursor-paginated; its first page is cached per ladder and page size (never per
 arbitrary query: a cursor or an owner filter is served uncached); the cache key carries the ladder's
 leaderboard version, which changes when a rating change commits, so a page is never staler than that.
 """
@@ -12,12 +13,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import permissions, serializers
 from rest_framework.exceptions import NotFound
+from rest_framework.pagination import Cursor
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param
 from rest_framework.views import APIView
 
 from ladder.core.api import LeaderboardCursor, parse_query
@@ -25,9 +27,8 @@ from ladder.core.schema import game_ids
 from ladder.ladders import selectors
 from ladder.ladders.models import Ladder
 from ladder.ratings.cache import leaderboard_cache_key
-from ladder.ratings.elo import conservative
-from ladder.ratings.models import Rating
-from ladder.ratings.selectors import leaderboard_values
+from ladder.ratings.selectors import Standing, leaderboard_standings
+from ladder.ratings.standing import RANKING_RULES
 
 
 class GameSerializer(serializers.Serializer):
@@ -110,6 +111,7 @@ class LadderOutputSerializer(serializers.ModelSerializer):
             "elo_start",
             "openskill_mu",
             "openskill_sigma",
+            "provisional_sigma",
             "house_bots_allowed",
             "active",
             "created_at",
@@ -153,18 +155,35 @@ class LadderSummarySerializer(serializers.Serializer):
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(
+        help_text="1 + the number of listed bots with a higher conservative rating (ties share a rank)"
+    )
+    tier = serializers.IntegerField(
+        help_text="statistical tie group: walking down the ranks, a bot whose interval mu +/- 2 sigma "
+        "overlaps that of its tier's first bot shares its tier; otherwise it opens the next tier"
+    )
+    tied_with_previous = serializers.BooleanField(help_text="in the same tier as the row above it")
+    provisional = serializers.BooleanField(help_text="sigma is above the ladder's provisional_sigma")
     bot = inline_serializer(
-        "LeaderboardBot", {"id": serializers.IntegerField(), "name": serializers.CharField()}
+        "LeaderboardBot",
+        {
+            "id": serializers.IntegerField(),
+            "name": serializers.CharField(),
+            "is_house": serializers.BooleanField(),
+        },
     )
     owner = serializers.CharField()
-    elo = serializers.FloatField()
+    elo = serializers.FloatField(help_text="pairwise Elo (shown beside the ranking; does not order it)")
     mu = serializers.FloatField()
     sigma = serializers.FloatField()
-    conservative = serializers.FloatField()
+    conservative = serializers.FloatField(help_text="mu - 3 sigma: the ranking key")
+    rating_low = serializers.FloatField(help_text="mu - 2 sigma")
+    rating_high = serializers.FloatField(help_text="mu + 2 sigma")
     games = serializers.IntegerField()
-    wins = serializers.IntegerField()
-    win_rate = serializers.FloatField(allow_null=True)
+    wins = serializers.IntegerField(help_text="first places (shared first places included)")
+    win_rate = serializers.FloatField(allow_null=True, help_text="wins / games")
+    win_rate_low = serializers.FloatField(allow_null=True, help_text="95% Wilson score interval, low end")
+    win_rate_high = serializers.FloatField(allow_null=True, help_text="95% Wilson score interval, high end")
     last_played_at = serializers.DateTimeField(allow_null=True)
 
 
@@ -176,68 +195,75 @@ class LeaderboardFilterSerializer(serializers.Serializer):
     )
 
 
+class StandingsCursor(LeaderboardCursor):
+    """Cursor pages over the ranked board: a cursor's position is the number of rows before its page (the
+    board is ranked in Python over the whole ladder, so the position is a place, not a rating)."""
+
+    def paginate_board(self, board: list[Standing], request: Request) -> list[Standing]:
+        self.request = request
+        self.base_url = request.build_absolute_uri()
+        self.page_size = self.get_page_size(request)
+        self.cursor = self.decode_cursor(request)
+        start = 0
+        if self.cursor is not None:
+            start = int(float(self.cursor.position or 0)) + self.cursor.offset
+        start = max(0, start)
+        end = start + self.page_size
+        self.next_url = (
+            self.encode_cursor(Cursor(offset=0, reverse=False, position=str(end)))
+            if end < len(board)
+            else None
+        )
+        if start == 0:
+            self.previous_url = None
+        elif start - self.page_size <= 0:
+            self.previous_url = remove_query_param(self.base_url, self.cursor_query_param)
+        else:
+            self.previous_url = self.encode_cursor(
+                Cursor(offset=0, reverse=False, position=str(start - self.page_size))
+            )
+        return board[start:end]
+
+
 def _iso(value: dt.datetime | None) -> str | None:
     """UTC ISO 8601 with a Z, as DRF renders date-times (stored values are aware UTC)."""
     return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z") if value is not None else None
 
 
-def leaderboard_rows(
-    ladder_id: int, page: list[dict[str, Any]], owner: str | None, *, first_page: bool
-) -> list[dict[str, Any]]:
-    """Serialised rows with ranks: tied Elo shares a rank; ranks count over the whole ladder (one count
-    query for a page after the first, to place its first row)."""
-    if not page:
-        return []
-    first = page[0]
-    if first_page:
-        counts = {"above": 0, "before": 0}
-    else:
-        base = Rating.objects.filter(ladder_id=ladder_id, bot__active=True, games__gte=1)
-        if owner:
-            base = base.filter(bot__owner__username=owner)
-        counts = base.aggregate(
-            above=Count("id", filter=Q(elo__gt=first["elo"])),
-            before=Count("id", filter=Q(elo__gt=first["elo"]) | Q(elo=first["elo"], id__lt=first["id"])),
-        )
-    rows = []
-    rank = counts["above"] + 1
-    position = counts["before"]
-    previous: float | None = None
-    for offset, rating in enumerate(page):
-        elo, games, wins, mu, sigma = (
-            rating["elo"],
-            rating["games"],
-            rating["wins"],
-            rating["mu"],
-            rating["sigma"],
-        )
-        if previous is not None and elo != previous:
-            rank = position + offset + 1
-        previous = elo
-        rows.append(
-            {
-                "rank": rank,
-                "bot": {"id": rating["bot_id"], "name": rating["bot__name"]},
-                "owner": rating["bot__owner__username"],
-                "elo": round(elo, 2),
-                "mu": round(mu, 4),
-                "sigma": round(sigma, 4),
-                "conservative": round(conservative(mu, sigma), 4),
-                "games": games,
-                "wins": wins,
-                "win_rate": round(wins / games, 4) if games else None,
-                "last_played_at": _iso(rating["last_played_at"]),
-            }
-        )
-    return rows
+def _rounded(value: float | None, places: int) -> float | None:
+    return None if value is None else round(value, places)
+
+
+def leaderboard_row(row: Standing) -> dict[str, Any]:
+    return {
+        "rank": row.rank,
+        "tier": row.tier,
+        "tied_with_previous": row.tied_with_previous,
+        "provisional": row.provisional,
+        "bot": {"id": row.bot_id, "name": row.bot_name, "is_house": row.is_house},
+        "owner": row.owner,
+        "elo": round(row.elo, 2),
+        "mu": round(row.mu, 4),
+        "sigma": round(row.sigma, 4),
+        "conservative": round(row.conservative, 4),
+        "rating_low": round(row.rating_low, 4),
+        "rating_high": round(row.rating_high, 4),
+        "games": row.games,
+        "wins": row.wins,
+        "win_rate": _rounded(row.win_rate, 4),
+        "win_rate_low": _rounded(row.win_rate_low, 4),
+        "win_rate_high": _rounded(row.win_rate_high, 4),
+        "last_played_at": _iso(row.last_played_at),
+    }
 
 
 class LeaderboardApi(APIView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
+        description=RANKING_RULES,
         parameters=[
-            OpenApiParameter("owner", str, description="only this owner's bots"),
+            OpenApiParameter("owner", str, description="only this owner's bots (ranks stay ladder-wide)"),
             OpenApiParameter("cursor", str),
             OpenApiParameter("page_size", int),
         ],
@@ -269,15 +295,12 @@ class LeaderboardApi(APIView):
 
     @staticmethod
     def build(request: Request, ladder: Ladder, filters: dict[str, Any]) -> dict[str, Any]:
-        paginator = LeaderboardCursor()
-        page = paginator.paginate_queryset(
-            leaderboard_values(ladder_id=ladder.pk, owner=filters.get("owner")), request, view=None
-        )
+        paginator = StandingsCursor()
+        board = leaderboard_standings(ladder=ladder, owner=filters.get("owner"))
+        page = paginator.paginate_board(board, request)
         return {
             "ladder": LadderSummarySerializer(ladder).data,
-            "next": paginator.get_next_link(),
-            "previous": paginator.get_previous_link(),
-            "results": leaderboard_rows(
-                ladder.pk, list(page or []), filters.get("owner"), first_page=paginator.cursor is None
-            ),
+            "next": paginator.next_url,
+            "previous": paginator.previous_url,
+            "results": [leaderboard_row(row) for row in page],
         }

@@ -2,7 +2,8 @@
 
 A ladder is keyed by a versioned game id, a player count and the game options; it carries its rating
 parameters (Elo K, scale and start; OpenSkill mu and sigma), which never change once a match is rated
-(ratings could not be recomputed otherwise).
+(ratings could not be recomputed otherwise). `provisional_sigma` only marks bots on the leaderboard
+(`ladder.ratings.standing`), so it may change at any time.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from django.db import models
 
 from ladder.ratings import elo
+from ladder.ratings.standing import DEFAULT_PROVISIONAL_SIGMA
 
 
 class Ladder(models.Model):
@@ -24,6 +26,10 @@ class Ladder(models.Model):
     elo_start = models.FloatField(default=elo.DEFAULT_START)
     openskill_mu = models.FloatField(default=elo.DEFAULT_MU)
     openskill_sigma = models.FloatField(default=elo.DEFAULT_SIGMA)
+    provisional_sigma = models.FloatField(
+        default=DEFAULT_PROVISIONAL_SIGMA,
+        help_text="A bot whose OpenSkill sigma is above this is marked provisional on the leaderboard.",
+    )
     house_bots_allowed = models.BooleanField(default=True, help_text="House bots may fill empty seats.")
     live_delay_steps = models.PositiveIntegerField(
         default=0, help_text="A running match's live view shows the game this many steps behind the play."

@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from engine_service.games import InvalidOptions, get_game, list_games
 from ladder.ladders.models import Ladder
@@ -66,10 +67,26 @@ def ladder_list(*, game_id: str | None = None, include_inactive: bool = False) -
 
 
 def _with_rated_bots(ladders: QuerySet[Ladder]) -> QuerySet[Ladder]:
-    """`rated_bots`: active bots with at least one rated game on the ladder."""
-    return ladders.annotate(
-        rated_bots=Count("ratings", filter=Q(ratings__games__gt=0, ratings__bot__active=True))
-    )
+    """`rated_bots`: active bots with at least one rated game on the ladder (a subquery, so further
+    annotations never multiply it)."""
+    from ladder.ratings.models import Rating
+
+    rated = Rating.objects.filter(ladder=OuterRef("pk"), games__gt=0, bot__active=True)
+    return ladders.annotate(rated_bots=_count(rated))
+
+
+def _count(rows: QuerySet[Any]) -> Coalesce:
+    """COUNT(*) of `rows` (correlated to the outer ladder) as a subquery expression."""
+    counted = rows.order_by().values("ladder").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+def ladder_list_with_counts() -> QuerySet[Ladder]:
+    """Active ladders with `rated_bots` and `done_matches` (finished matches), each counted on its own."""
+    from ladder.matches.models import Match, MatchStatus
+
+    done = Match.objects.filter(ladder=OuterRef("pk"), status=MatchStatus.DONE)
+    return ladder_list().annotate(done_matches=_count(done))
 
 
 def ladder_get(*, ladder_id: int) -> Ladder:

@@ -16,6 +16,7 @@ urlpatterns = [
     path("bots/<int:bot_id>/edit/", views.bot_edit, name="bot-edit"),
     path("bots/<int:bot_id>/<str:action>/", views.bot_action, name="bot-action"),
     path("me/bots/", views.my_bots, name="my-bots"),
+    path("compare/", views.compare, name="compare"),
     path("matches/", views.match_index, name="matches"),
     path("matches/<int:match_id>/", views.match_detail, name="match"),
     path("login/", views.LoginView.as_view(), name="login"),

@@ -6,7 +6,9 @@ sent with `Cache-Control: no-store`; it is never put in the session or a redirec
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -14,7 +16,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
@@ -24,12 +26,21 @@ from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
 from ladder.core.throttles import auth_attempt_wait, too_many_attempts
 from ladder.ladders.models import Ladder
-from ladder.ladders.selectors import game_has_board, ladder_list
+from ladder.ladders.selectors import game_has_board, ladder_list, ladder_list_with_counts
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.selectors import match_list, match_live_watchable, match_secrets_revealed
-from ladder.ratings.models import Rating
-from ladder.ratings.selectors import bot_ratings, leaderboard_list, rating_history
-from ladder.web.charts import Series, rating_chart_svg
+from ladder.ratings.models import Rating, RatingLedger
+from ladder.ratings.selectors import (
+    bot_ratings,
+    bot_standings,
+    head_to_head,
+    leaderboard_standings,
+    rating_history,
+    seat_statistics,
+)
+from ladder.ratings.standing import RANKING_RULES, rating_interval
+from ladder.web.charts import PALETTE, Panel, Point, Series, rating_panels_svg
+from ladder.web.compare import CompareForm
 from ladder.web.forms import BotForm, SignupForm
 
 
@@ -61,63 +72,127 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    ladders = list(
-        ladder_list().annotate(
-            rated=Count("ratings", filter=Q(ratings__games__gt=0, ratings__bot__active=True)),
-            done=Count("matches", filter=Q(matches__status=MatchStatus.DONE), distinct=True),
-        )
-    )
+    ladders = list(ladder_list_with_counts())
     for ladder in ladders:
-        ladder.top = list(leaderboard_list(ladder_id=ladder.pk)[:3])
+        ladder.top = leaderboard_standings(ladder=ladder)[:3]
     recent = list(match_list(status=MatchStatus.DONE)[:8])
     return render(request, "web/home.html", {"ladders": ladders, "recent": recent})
 
 
 def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     ladder = get_object_or_404(Ladder, slug=slug)
-    paginator = Paginator(leaderboard_list(ladder_id=ladder.pk), 50)
+    paginator = Paginator(leaderboard_standings(ladder=ladder), 50)
     page = paginator.get_page(request.GET.get("page"))
-    first_rank = (page.number - 1) * paginator.per_page
-    rows = []
-    previous = None
-    rank = 0
-    for offset, rating in enumerate(page.object_list):
-        position = first_rank + offset + 1
-        if previous is None:
-            rank = (
-                1
-                + Rating.objects.filter(
-                    ladder=ladder, bot__active=True, games__gte=1, elo__gt=rating.elo
-                ).count()
-            )
-        elif rating.elo != previous:
-            rank = position
-        previous = rating.elo
-        rows.append((rank, rating))
+    seats = seat_statistics(ladder=ladder)
     recent = list(match_list(ladder_id=ladder.pk)[:10])
-    return render(
-        request, "web/leaderboard.html", {"ladder": ladder, "rows": rows, "page": page, "recent": recent}
-    )
+    context = {
+        "ladder": ladder,
+        "rows": page.object_list,
+        "page": page,
+        "seats": seats,
+        "seat_matches": seats[0].games if seats else 0,
+        "fair_share": 1 / ladder.num_players,
+        "rules": RANKING_RULES,
+        "recent": recent,
+    }
+    return render(request, "web/leaderboard.html", context)
+
+
+CHART_Y_LABEL = "OpenSkill \u03bc \u00b1 2\u03c3"
+
+
+def _history_points(rows: list[RatingLedger], first_game: int, *, label: str) -> list[Point]:
+    """Chart points from ledger rows: OpenSkill mu with its interval, a hover text per game."""
+    points = []
+    for i, row in enumerate(rows):
+        low, high = rating_interval(row.mu_after, row.sigma_after)
+        when = row.created_at.astimezone(dt.UTC).strftime("%d %b %Y %H:%M UTC")
+        points.append(
+            Point(
+                row.created_at,
+                row.mu_after,
+                low,
+                high,
+                f"{label} · {when} · game {first_game + i + 1} (match {row.match_id}, rank {row.rank}) · "
+                f"μ {row.mu_after:.2f} ± {2 * row.sigma_after:.2f} · conservative "
+                f"{row.conservative_after:.2f} · Elo {row.elo_after:.0f}",
+            )
+        )
+    return points
+
+
+def _bot_series(bot: Bot, rating: Rating, *, color: str | None = None, label: str = "") -> Series | None:
+    history = rating_history(bot_id=bot.pk, ladder_id=rating.ladder_id, limit=500)
+    if not history:
+        return None
+    label = label or rating.ladder.name
+    return Series(label, _history_points(history, rating.games - len(history), label=label), color=color)
 
 
 def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     bot = get_object_or_404(Bot.objects.select_related("owner"), pk=bot_id)
     ratings = list(bot_ratings(bot_id=bot.pk))
-    series = []
-    for rating in ratings:
-        history = rating_history(bot_id=bot.pk, ladder_id=rating.ladder_id, limit=500)
-        if history:
-            first_game = rating.games - len(history)
-            points = [(first_game + i + 1, row.elo_after) for i, row in enumerate(history)]
-            series.append(Series(rating.ladder.name, points, start=history[0].elo_before))
-    chart = rating_chart_svg(series)
+    standings = bot_standings(bot_id=bot.pk)
+    panels = []
+    for index, rating in enumerate(ratings):
+        rating.standing = standings.get(rating.ladder_id)
+        series = _bot_series(bot, rating, color=PALETTE[index % len(PALETTE)])
+        if series is not None:
+            panels.append(Panel(rating.ladder.name, [series], y_label=CHART_Y_LABEL))
+    chart = rating_panels_svg(panels, label=f"{bot.name}: rating history per ladder")
+    ladder_names = {r.ladder_id: r.ladder for r in ratings}
+    versus = [(ladder_names.get(h.ladder_id), h) for h in head_to_head(bot_id=bot.pk)]
     matches = list(match_list(bot_id=bot.pk)[:20])
     is_owner = request.user.is_authenticated and request.user.pk == bot.owner_id
-    return render(
-        request,
-        "web/bot_detail.html",
-        {"bot": bot, "ratings": ratings, "chart": chart, "matches": matches, "is_owner": is_owner},
-    )
+    context = {
+        "bot": bot,
+        "ratings": ratings,
+        "chart": chart,
+        "versus": versus,
+        "matches": matches,
+        "is_owner": is_owner,
+    }
+    return render(request, "web/bot_detail.html", context)
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    """Two bots side by side: ratings on the ladders both play, their head-to-head, their histories."""
+    both = "a" in request.GET and "b" in request.GET
+    form = CompareForm(request.GET if both else None, initial={"a": request.GET.get("a")})
+    context: dict[str, Any] = {"form": form}
+    if form.is_bound and form.is_valid():
+        a, b = form.cleaned_data["a"], form.cleaned_data["b"]
+        context.update(a=a, b=b, ladders=[])
+        a_ratings = {r.ladder_id: r for r in bot_ratings(bot_id=a.pk)}
+        b_ratings = {r.ladder_id: r for r in bot_ratings(bot_id=b.pk)}
+        a_standings, b_standings = bot_standings(bot_id=a.pk), bot_standings(bot_id=b.pk)
+        meetings = {h.ladder_id: h for h in head_to_head(bot_id=a.pk, opponent_id=b.pk)}
+        for ladder_id in sorted(set(a_ratings) & set(b_ratings), key=lambda i: a_ratings[i].ladder.name):
+            ra, rb = a_ratings[ladder_id], b_ratings[ladder_id]
+            series = [
+                s
+                for s in (
+                    _bot_series(a, ra, color=PALETTE[0], label=a.name),
+                    _bot_series(b, rb, color=PALETTE[1], label=b.name),
+                )
+                if s is not None
+            ]
+            chart = rating_panels_svg(
+                [Panel(ra.ladder.name, series, y_label=CHART_Y_LABEL)],
+                label=f"{a.name} and {b.name} on {ra.ladder.name}",
+            )
+            context["ladders"].append(
+                {
+                    "ladder": ra.ladder,
+                    "rows": [(a, ra, a_standings.get(ladder_id)), (b, rb, b_standings.get(ladder_id))],
+                    "a_standing": a_standings.get(ladder_id),
+                    "b_standing": b_standings.get(ladder_id),
+                    "meeting": meetings.get(ladder_id),
+                    "chart": chart,
+                }
+            )
+    status = 400 if form.is_bound and not form.is_valid() else 200
+    return render(request, "web/compare.html", context, status=status)
 
 
 def match_index(request: HttpRequest) -> HttpResponse:

@@ -143,3 +143,63 @@ def test_chart_svg():
     assert "No rated games yet" in empty
     svg = rating_chart_svg([Series("Ladder <2p>", [(1, 1516.0), (2, 1501.2)], start=1500.0)])
     assert svg.startswith("<svg") and "polyline" in svg and "Ladder &lt;2p&gt;" in svg
+
+
+def test_home_counts_each_bot_and_match_once(client, ladder2, ladder4, make_bot, house_bots):
+    """Several rating rows per bot (two ladders) and several matches per bot: counted once each."""
+    bots = [make_bot(name=f"Counter {i}") for i in range(4)]
+    for seed in range(1, 7):
+        play(ladder2, [bots[seed % 3], bots[(seed + 1) % 3]], 200 + seed)
+    play(ladder4, bots, 300)
+    play(ladder4, bots[::-1], 301)
+    retired = make_bot(name="Gone")
+    play(ladder2, [retired, bots[0]], 400)
+    retired.active = False
+    retired.save()
+    page = client.get("/")
+    cards = {ladder.pk: ladder for ladder in page.context["ladders"]}
+    assert (cards[ladder2.pk].rated_bots, cards[ladder2.pk].done_matches) == (3, 7)
+    assert (cards[ladder4.pk].rated_bots, cards[ladder4.pk].done_matches) == (4, 2)
+    html = page.content.decode()
+    assert "3 rated bots" in html and "7 matches" in html and "4 rated bots" in html and "2 matches" in html
+    listed = {r["id"]: r["rated_bots"] for r in client.get("/api/v1/ladders/").json()}
+    assert listed[ladder2.pk] == 3 and listed[ladder4.pk] == 4
+
+
+def test_leaderboard_shows_rules_marks_and_seat_statistics(client, some_matches, ladder2):
+    html = client.get(f"/ladders/{ladder2.slug}/").content.decode()
+    assert 'id="ranking-rules"' in html and "\u03bc \u2212 3\u03c3" in html and "Wilson" in html
+    assert "provisional" in html and 'data-tier="1"' in html
+    assert 'id="seat-stats"' in html and "Seat 1 moves first" in html
+
+
+def test_bot_page_statistics_and_compare(client, some_matches, ladder2, ladder4):
+    bots = some_matches[0]
+    html = client.get(f"/bots/{bots[1].pk}/").content.decode()
+    assert 'id="head-to-head"' in html and bots[2].name in html
+    assert html.count('class="chart-panel"') == 2  # one panel per ladder played
+    assert "chart-band" in html and "<title>" in html and "UTC" in html
+    page = client.get(f"/compare/?a={bots[1].pk}&b={bots[2].pk}")
+    text = page.content.decode()
+    assert page.status_code == 200 and ladder2.name in text and ladder4.name in text
+    assert "Met in 1 rated match" in text and text.count('class="chart-panel"') == 2
+    assert client.get(f"/compare/?a={bots[1].pk}").status_code == 200  # the form, one bot chosen
+    bad = client.get(f"/compare/?a={bots[1].pk}&b={bots[1].pk}")
+    assert bad.status_code == 400 and "two different bots" in bad.content.decode()
+    assert client.get("/compare/?a=x&b=999999").status_code == 400
+
+
+def test_chart_panels_dates_bands_and_palette():
+    from datetime import UTC, datetime, timedelta
+
+    from ladder.web.charts import PALETTE, Panel, Point, rating_panels_svg
+
+    t0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+    points = [Point(t0 + timedelta(minutes=5 * i), 25 + i, 20 + i, 30 + i, f"game {i}") for i in range(6)]
+    svg = rating_panels_svg(
+        [Panel("Two players", [Series("a", points)]), Panel("Three players", [Series("b", points)])]
+    )
+    assert svg.count("<svg") == 1 and svg.count('class="chart-panel"') == 2
+    assert svg.count("chart-band") == 2 and "<title>game 3</title>" in svg
+    assert "12:10" in svg and "UTC, 01 Mar 2025 12:00 to 01 Mar 2025 12:25" in svg
+    assert PALETTE[0] in svg and PALETTE[1] in svg  # one colour per ladder, from Okabe-Ito
