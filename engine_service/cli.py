@@ -1,7 +1,9 @@
-"""`caravan`: the local runner. Lists games, plays matches and seat-rotated series with house bots, and
-verifies or shows recorded matches, with the same referee the server uses.
+"""`caravan`: the local runner. Lists games, plays matches and seat-rotated series with house bots, plays
+your own bot against house bots through a local gateway (`caravan local`), and verifies or shows recorded
+matches, with the same referee the server uses.
 
-Layer: a command-line front over engine_service.games, .referee and .policies; no Django, no gRPC.
+Layer: a command-line front over engine_service.games, .referee and .policies; no Django. gRPC only in
+`caravan local`, which hands its arguments to `engine_service.gateway.local` (imported only then).
 Bad arguments get a one-line message and exit status 2, never a traceback.
 """
 
@@ -392,6 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
     series.add_argument("--json-out", help="also write the summary as JSON here")
     series.set_defaults(func=cmd_series)
 
+    sub.add_parser(
+        "local",
+        add_help=False,
+        help="your bot against house bots through a local gateway, as on the server (caravan local --help)",
+    )
+
     replay = sub.add_parser("replay", help="verify or show a recorded match")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, parser_class=_Parser)
     rverify = replay_sub.add_parser(
@@ -410,6 +418,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["local"]:
+        from engine_service.gateway.local import main as local_main
+
+        return local_main(argv[1:], prog="caravan local")
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -142,6 +142,11 @@ function main() {
           log(`fault in match ${n.match_id} at step ${n.fault.step}: ${n.fault.kind}: ${n.fault.reason}`);
           break;
         }
+        case 'goodbye':
+          // nothing more for this bot on this server (a local runner that played its matches): do not reconnect
+          stopping = true;
+          log(`server said goodbye: ${message.goodbye.message}; exiting`);
+          break;
         case 'error': {
           const e = message.error;
           log(`server refused a message: ${e.reason} (status ${e.status_code}): ${e.message}`);
@@ -163,6 +168,7 @@ function main() {
         log('refused; not reconnecting');
         process.exit(2);
       }
+      if (stopping) process.exit(0);
       if (!args.reconnect || stopping) process.exit(1);
       const delay = backoffMs * (0.5 + rng() / 2);
       backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
@@ -172,7 +178,7 @@ function main() {
       if (finished) return;
       finished = true;
       client.close();
-      if (stopping) return;
+      if (stopping) process.exit(0);
       log('stream ended; reconnecting');
       if (!args.reconnect) process.exit(1);
       setTimeout(connect, backoffMs);

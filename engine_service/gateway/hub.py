@@ -235,6 +235,7 @@ class Hub:
         self.known_games = tuple(known_games)
         self.gateway_id = gateway_id or uuid.uuid4().hex[:12]
         self.sessions: dict[str, Session] = {}
+        self.closed: OrderedDict[str, str] = OrderedDict()  # why the last sessions ended, by session id
         self.shutting_down = False
         self.finished: str | None = None  # `finish()`: the message every stream is told in `Goodbye`
         self._open_lock = asyncio.Lock()
@@ -357,14 +358,15 @@ class Hub:
         close = session.closing.result()
         if self.sessions.pop(session.session_id, None) is None:
             return
+        detail = f"the bot's stream ended: {close.details}" + (
+            "" if close.code in _BOT_SIDE else f" ({close.code.name})"
+        )
+        self.closed[session.session_id] = detail
+        while len(self.closed) > ENDED_MATCHES_KEPT:
+            self.closed.popitem(last=False)
         for pending in list(session.pending.values()):
             pending.resolve(
-                Answer(
-                    relay_pb2.OUTCOME_DISCONNECTED,
-                    detail=f"the bot's stream ended: {close.details}"
-                    + ("" if close.code in _BOT_SIDE else f" ({close.code.name})"),
-                    gateway_shutdown=close.gateway_shutdown,
-                )
+                Answer(relay_pb2.OUTCOME_DISCONNECTED, detail=detail, gateway_shutdown=close.gateway_shutdown)
             )
         session.pending.clear()
         log.info("session %s closed: %s %s", session.session_id, close.code.name, close.details)
@@ -530,9 +532,8 @@ class Hub:
         """Forward one decision to its bot and wait for the answer, the deadline or the stream's end."""
         session = self.sessions.get(call.session_id)
         if session is None:
-            return self._reply(
-                call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"no session {call.session_id} here")
-            )
+            detail = self.closed.get(call.session_id, f"no session {call.session_id} here")
+            return self._reply(call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=detail))
         if call.match_id not in session.matches:
             return self._reply(
                 call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"match {call.match_id} not started here")

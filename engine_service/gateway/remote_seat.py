@@ -377,6 +377,7 @@ class RemoteSeat(Seat):
         registry: SessionRegistry,
         *,
         reconnect_grace: float = 10.0,
+        start_grace: float | None = None,
         gateway_return: float = GATEWAY_RETURN_SECONDS,
         channels: RelayChannels = CHANNELS,
         clock: Callable[[], float] = time.monotonic,
@@ -385,6 +386,7 @@ class RemoteSeat(Seat):
         self.name = name
         self.registry = registry
         self.reconnect_grace = reconnect_grace
+        self.start_grace = reconnect_grace if start_grace is None else start_grace
         self.gateway_return = gateway_return
         self.channels = channels
         self.clock = clock
@@ -397,18 +399,18 @@ class RemoteSeat(Seat):
     def start(self, info: MatchInfo) -> None:
         """Seat the bot on one of its streams. With no gateway alive (restarting, or a registry that lost
         its data and is not written again yet), wait for one (excused; `MatchAborted` after
-        `gateway_return`); then a bot with no stream is waited for up to the reconnect grace before its
-        `disconnect`."""
+        `gateway_return`); then a bot with no stream is waited for up to `start_grace` (by default the
+        reconnect grace) before its `disconnect`."""
         self.info = info
         if self._bind(resumed=False, exclude_gateway=None):
             return
         if not self._alive_gateways(lost=None):
             self._wait_for_a_gateway(None, f"to seat bot {self.bot_id}", resumed=False)
-        if self.session is None and not self._wait_and_bind(self.reconnect_grace, resumed=False):
+        if self.session is None and not self._wait_and_bind(self.start_grace, resumed=False):
             raise SeatFault(
                 "disconnect",
                 f"bot {self.bot_id} had no stream open for {info.game_id} with room, and none within "
-                f"{self.reconnect_grace:g}s",
+                f"{self.start_grace:g}s",
             )
 
     def decide(self, request: DecisionRequest) -> str:

@@ -1,7 +1,9 @@
 """Connection handling: one stream to the gateway, several matches at once, reconnect with backoff.
 
 `Client(bot, target, token).play()` is a coroutine that runs until `stop()` is called, `max_matches`
-matches have ended, or the server refuses the bot for good (`BotRefused`: bad token, bad Hello). Transient
+matches have ended, the server says `Goodbye` (nothing more for this bot there, for example a local runner
+that played all its matches: `client.finished` holds its message), or the server refuses the bot for good
+(`BotRefused`: bad token, bad Hello). Transient
 failures (gateway restart, network) reconnect with exponential backoff and jitter; the server resumes the
 bot's matches on the new stream.
 """
@@ -104,6 +106,7 @@ class Client:
         self.faults: list[tuple[str, Fault]] = []
         self.errors: list[ServerError] = []
         self.welcome: bot_pb2.Welcome | None = None
+        self.finished: str | None = None  # the server's Goodbye: play() returns and does not reconnect
         self.connections = 0
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -128,7 +131,7 @@ class Client:
             while not self._stop.is_set():
                 try:
                     welcomed = await self._connect_once()
-                    if self._done():
+                    if self._done() or self.finished is not None:
                         return
                     log.info("stream ended; reconnecting")
                 except grpc.aio.AioRpcError as exc:
@@ -183,8 +186,15 @@ class Client:
                         call.cancel()
                         return welcomed
                     message = read.result()
-                    if message is grpc.aio.EOF:
-                        await call  # raises the status if it is not OK
+                    if message is grpc.aio.EOF:  # the stream ended; a failure raises from read() instead
+                        code = await call.code()
+                        if code != grpc.StatusCode.OK:
+                            raise grpc.aio.AioRpcError(
+                                code,
+                                await call.initial_metadata(),
+                                await call.trailing_metadata(),
+                                await call.details(),
+                            )
                         return welcomed
                     kind = message.WhichOneof("message")
                     if kind == "welcome":
@@ -208,6 +218,9 @@ class Client:
                         if self._done():
                             call.cancel()
                             return welcomed
+                    elif kind == "goodbye":
+                        self.finished = message.goodbye.message
+                        log.info("the server said goodbye: %s", self.finished)
                     elif kind == "fault_notice":
                         fault = _fault(message.fault_notice.fault)
                         self.faults.append((message.fault_notice.match_id, fault))
