@@ -42,6 +42,7 @@ urlpatterns = [
     path("bots/<int:bot_id>/compare/<int:other_id>/", ratings.BotCompareApi.as_view(), name="bot-compare"),
     path("matches/", matches.MatchListApi.as_view(), name="match-list"),
     path("matches/<int:match_id>/", matches.MatchDetailApi.as_view(), name="match-detail"),
+    path("practice/", matches.PracticeMatchListApi.as_view(), name="practice-list"),
     path("matches/<int:match_id>/replay/", replays.ReplayRecordApi.as_view(), name="match-replay"),
     path("matches/<int:match_id>/frames/", replays.ReplayFramesApi.as_view(), name="match-frames"),
     path("matches/<int:match_id>/frames/<int:step>/", replays.ReplayFrameApi.as_view(), name="match-frame"),

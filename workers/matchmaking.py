@@ -10,7 +10,10 @@ run, and a ladder with CARAVANSERAI_MAX_QUEUED_PER_LADDER matches already waitin
 
 One run at a time (the lease `matchmaking`): a slow run never overlaps the next beat.
 
-Layer: orchestration. Reads models and the registry, writes only through `match_create`.
+Each run first sends the practice matches owners asked for (`ladder.matches.practice`).
+
+Layer: orchestration. Reads models and the registry, writes only through `match_create` and
+`practice_match_mark_sent`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from engine_service.gateway.registry import online_bots
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
 from ladder.matches.models import Match, MatchStatus, Seat
+from ladder.matches.practice import practice_match_mark_sent, practice_matches_to_send
 from ladder.matches.seeds import match_seed_new
 from ladder.matches.services import match_create
 from ladder.ratings.models import Rating
@@ -178,10 +182,25 @@ def matchmake(
     return created
 
 
+def send_practice_matches() -> list[int]:
+    """Send the practice matches owners asked for (created NEW by the web) to the workers, once each."""
+    sent = []
+    for match_id in practice_matches_to_send():
+        if practice_match_mark_sent(match_id=match_id):
+            run_match.delay(match_id)
+            sent.append(match_id)
+    if sent:
+        log.info("matchmaking: practice matches sent %s", sent)
+    return sent
+
+
 @app.task(name="matchmaking.schedule", ignore_result=True)
 def schedule_matches() -> dict[str, list[int]]:
-    """The beat task: one matchmaking pass, unless another is still running."""
+    """The beat task: send requested practice matches, then one matchmaking pass, unless another run is
+    still going."""
     with leases.Lease("matchmaking", max(30.0, SETTINGS.matchmaking_seconds * 3)) as lease:
         if not lease.acquired:
             return {}
-        return matchmake()
+        practice = send_practice_matches()
+        created = matchmake()
+        return {**created, "practice": practice} if practice else created

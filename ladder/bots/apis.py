@@ -35,6 +35,7 @@ class BotOutputSerializer(serializers.ModelSerializer):
             "is_house",
             "house_policy",
             "max_concurrent",
+            "accepts_challenges",
             "versions_seen",
             "created_at",
             "retired_at",
@@ -65,6 +66,9 @@ class BotUpdateInputSerializer(serializers.Serializer):
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
     max_concurrent = serializers.IntegerField(
         min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, required=False
+    )
+    accepts_challenges = serializers.BooleanField(
+        required=False, help_text="other owners may ask for unrated practice matches against this bot"
     )
 
     def validate(self, attrs):  # type: ignore[no-untyped-def]

@@ -102,6 +102,7 @@ def bot_create(
     games: list[str],
     description: str = "",
     max_concurrent: int = 1,
+    accepts_challenges: bool = False,
 ) -> tuple[Bot, str]:
     """Register a bot for `owner`; returns the bot and its token (the only time the token exists)."""
     if owner is None or not owner.is_authenticated or not owner.is_active:
@@ -120,6 +121,7 @@ def bot_create(
                 description=description,
                 games=games,
                 max_concurrent=max_concurrent,
+                accepts_challenges=bool(accepts_challenges),
                 token_hash=hashed,
                 token_hint=token[: len(TOKEN_PREFIX) + 4],
                 token_created_at=timezone.now(),
@@ -177,8 +179,10 @@ def bot_update(
     description: str | None = None,
     games: list[str] | None = None,
     max_concurrent: int | None = None,
+    accepts_challenges: bool | None = None,
 ) -> Bot:
-    """Edit a bot's name, description, games or concurrency (owner only). Unchanged fields stay."""
+    """Edit a bot's name, description, games, concurrency or whether it accepts challenges (owner only).
+    Unchanged fields stay."""
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     if not bot.active:
         raise ValidationError(f"{bot.name} is retired and can no longer be edited")
@@ -197,6 +201,11 @@ def bot_update(
     if max_concurrent is not None:
         bot.max_concurrent = _clean_max_concurrent(max_concurrent)
         fields.append("max_concurrent")
+    if accepts_challenges is not None:
+        if not isinstance(accepts_challenges, bool):
+            raise ValidationError({"accepts_challenges": ["accepts_challenges is true or false"]})
+        bot.accepts_challenges = accepts_challenges
+        fields.append("accepts_challenges")
     if fields:
         bot.save(update_fields=[*fields, "updated_at"])
     return bot

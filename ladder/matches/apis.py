@@ -1,5 +1,5 @@
-"""Match endpoints: filtered list, detail with seats (scores, ranks, faults), and match creation for staff.
-Layer: API (thin)."""
+"""Match endpoints: filtered list, detail with seats (scores, ranks, faults), match creation for staff, and
+practice matches any bot owner asks for. Layer: API (thin)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.core.api import NewestFirstCursor, parse_query
-from ladder.core.schema import cursor_page
+from ladder.core.schema import cursor_page, game_ids
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchStatus, Seat
+from ladder.matches.practice import practice_match_request
 from ladder.matches.seeds import SEED_BITS
 
 
@@ -62,6 +63,7 @@ class MatchOutputSerializer(serializers.ModelSerializer):
             "finished_at",
             "seats",
             "has_replay",
+            "rated",
         ]
 
     def get_ladder(self, match: Match) -> dict:
@@ -159,6 +161,49 @@ class MatchListApi(APIView):
             ladder_id=data.validated_data["ladder"],
             bot_ids=data.validated_data["bot_ids"],
             seed=data.validated_data.get("seed"),
+        )
+        return Response(
+            MatchOutputSerializer(selectors.match_get(match_id=match.pk)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class PracticeMatchInputSerializer(serializers.Serializer):
+    bot = serializers.IntegerField(min_value=1, help_text="one of your bots; it takes seat 0")
+    game_id = serializers.ChoiceField(choices=game_ids(), help_text="the game to play")
+    options = serializers.DictField(required=False, help_text="game options (the game's defaults otherwise)")
+    opponents = serializers.ListField(
+        child=serializers.JSONField(),
+        min_length=1,
+        max_length=4,
+        help_text="seats 1, 2, ...: a house bot's policy name (see LADDER_PRACTICE_HOUSE_POLICIES, by default "
+        "random, greedy, mcts:25) or the id of a bot that accepts challenges (or is yours)",
+    )
+
+
+class PracticeMatchListApi(APIView):
+    """Unrated practice matches: ask for one of your bot against house bots or bots that accept challenges,
+    in any game and options; it is played by the ladder's workers within seconds and replayed like any
+    match. GET lists the ones you asked for, newest first."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses=cursor_page("PracticeMatch", MatchOutputSerializer(many=True)))
+    def get(self, request: Request) -> Response:
+        matches = selectors.match_list().filter(requested_by=request.user)
+        paginator = NewestFirstCursor()
+        page = paginator.paginate_queryset(matches, request, view=self)
+        return paginator.get_paginated_response(MatchOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=PracticeMatchInputSerializer, responses={201: MatchOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = PracticeMatchInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        match = practice_match_request(
+            user=request.user,
+            bot_id=data.validated_data["bot"],
+            game_id=data.validated_data["game_id"],
+            options=data.validated_data.get("options", {}),
+            opponents=data.validated_data["opponents"],
         )
         return Response(
             MatchOutputSerializer(selectors.match_get(match_id=match.pk)).data, status=status.HTTP_201_CREATED

@@ -189,12 +189,15 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
             raw_size=len(text.encode()),
         )
         LiveProgress.objects.filter(match=match).delete()
-        ratings_apply_match(
-            ladder=match.ladder,
-            match_id=match.pk,
-            outcomes=[SeatOutcome(seat=s.index, bot_id=s.bot_id, rank=s.rank, score=s.score) for s in seats],
-            finished_at=now,
-        )
+        if match.rated:  # a practice match changes no rating
+            ratings_apply_match(
+                ladder=match.ladder,
+                match_id=match.pk,
+                outcomes=[
+                    SeatOutcome(seat=s.index, bot_id=s.bot_id, rank=s.rank, score=s.score) for s in seats
+                ],
+                finished_at=now,
+            )
         match.status = MatchStatus.DONE
         match.finished_at = now
         match.steps = record.steps

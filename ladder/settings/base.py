@@ -14,6 +14,8 @@ DJANGO_SETTINGS_MODULE of every entry point: manage.py, wsgi/asgi, Celery, the g
   your proxy sets), LADDER_NUM_PROXIES (trusted reverse proxies in front; 0: X-Forwarded-For is ignored).
 - LADDER_THROTTLE_AUTH / LADDER_THROTTLE_WRITES / LADDER_THROTTLE_READS (DRF rates such as "20/min"),
   LADDER_TOKEN_DAYS (user API tokens' lifetime), LADDER_CSP (the Content-Security-Policy header).
+- LADDER_PRACTICE_MAX_OPEN (unfinished practice matches per user, 3), LADDER_PRACTICE_HOUSE_POLICIES
+  (the house bots a practice match may seat: random,greedy,mcts:25).
 
 Layer: configuration only; no imports of project code.
 """
@@ -236,6 +238,14 @@ LADDER_VERIFY_RECORDS = env_bool("LADDER_VERIFY_RECORDS", True)
 LADDER_METRICS_TOKEN = os.environ.get("LADDER_METRICS_TOKEN", "")  # set: /metrics needs it as a bearer token
 LADDER_TOKEN_DAYS = int(os.environ.get("LADDER_TOKEN_DAYS", "30"))  # user API tokens expire after this
 LADDER_TOKENS_PER_USER = 10  # a new token beyond this many live ones revokes the oldest
+# Practice matches (`ladder.matches.practice`): how many one user may have unfinished, and the house bots
+# they may seat.
+LADDER_PRACTICE_MAX_OPEN = int(os.environ.get("LADDER_PRACTICE_MAX_OPEN", "3"))
+LADDER_PRACTICE_HOUSE_POLICIES = tuple(
+    p.strip()
+    for p in os.environ.get("LADDER_PRACTICE_HOUSE_POLICIES", "random,greedy,mcts:25").split(",")
+    if p.strip()
+)
 # The key of every derived seed (house bots', tournament tables'): `ladder.matches.seeds`.
 CARAVANSERAI_SEED_SECRET = (
     os.environ.get("CARAVANSERAI_SEED_SECRET")

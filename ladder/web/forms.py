@@ -20,6 +20,9 @@ class BotForm(forms.Form):
     max_concurrent = forms.IntegerField(
         min_value=1, max_value=MAX_CONCURRENT_LIMIT, initial=1, help_text="Matches this bot may play at once."
     )
+    accepts_challenges = forms.BooleanField(
+        required=False, help_text="Other owners may ask for unrated practice matches against this bot."
+    )
 
 
 class SignupForm(UserCreationForm):

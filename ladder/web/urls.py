@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from ladder.web import game_views, views
+from ladder.web import game_views, practice_views, views
 
 app_name = "web"
 
@@ -14,6 +14,7 @@ urlpatterns = [
     path("bots/new/", views.bot_new, name="bot-new"),
     path("bots/<int:bot_id>/", views.bot_detail, name="bot"),
     path("bots/<int:bot_id>/edit/", views.bot_edit, name="bot-edit"),
+    path("bots/<int:bot_id>/practice/", practice_views.practice_new, name="bot-practice"),
     path("bots/<int:bot_id>/<str:action>/", views.bot_action, name="bot-action"),
     path("me/bots/", views.my_bots, name="my-bots"),
     path("compare/", views.compare, name="compare"),

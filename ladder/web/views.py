@@ -298,6 +298,7 @@ def bot_edit(request: HttpRequest, bot_id: int) -> HttpResponse:
         "games": bot.games,
         "description": bot.description,
         "max_concurrent": bot.max_concurrent,
+        "accepts_challenges": bot.accepts_challenges,
     }
     form = BotForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():

@@ -41,6 +41,19 @@ for i in range(count):
 print(json.dumps({"ladders": ladders, "house": house, "tokens": tokens}))
 """
 
+PRACTICE = """
+import json, sys, django
+django.setup()
+from ladder.bots.models import Bot
+from ladder.matches.practice import practice_match_request
+bot = Bot.objects.get(pk=json.loads(sys.argv[1]))
+match = practice_match_request(
+    user=bot.owner, bot_id=bot.pk, game_id="expedition-v1", options={"strategic_two_player": True},
+    opponents=["greedy"],
+)
+print(json.dumps(match.pk))
+"""
+
 QUEUE = """
 import json, sys, django
 django.setup()
@@ -256,6 +269,10 @@ class Stack:
         """Create one match per seating (bot ids in seat order) and send its `run_match`; the match ids."""
         return list(self.run_script(QUEUE, [ladder_id, seatings, first_seed]))
 
+    def request_practice(self, bot_id: int) -> int:
+        """Ask for a practice match of `bot_id` against the greedy house bot (its owner asking); its id."""
+        return int(self.run_script(PRACTICE, bot_id))
+
     def count(self, status: str, ids: list[int]) -> int:
         marks = ",".join(str(int(i)) for i in ids)
         sql = f"SELECT COUNT(*) FROM matches_match WHERE status = ? AND id IN ({marks})"
@@ -312,15 +329,18 @@ class Stack:
         return str(row[0]), int(row[1])
 
     def assert_rated_exactly_once(self) -> None:
-        """Every DONE match has one ledger row per seat; no other match has any."""
+        """Every DONE rated match has one ledger row per seat; no other match (practice ones included) has
+        any."""
         rows = self.query(
             "SELECT m.id, m.status, (SELECT COUNT(*) FROM matches_seat s WHERE s.match_id = m.id),"
-            " (SELECT COUNT(*) FROM ratings_ratingledger l WHERE l.match_id = m.id) FROM matches_match m"
+            " (SELECT COUNT(*) FROM ratings_ratingledger l WHERE l.match_id = m.id), m.rated"
+            " FROM matches_match m"
         )
-        for match_id, status, seats, ledger in rows:
-            expected = seats if status == "DONE" else 0
+        rated = [(match_id, status, seats, ledger) for match_id, status, seats, ledger, r in rows if r]
+        for match_id, status, seats, ledger, is_rated in rows:
+            expected = seats if status == "DONE" and is_rated else 0
             assert ledger == expected, (
                 f"match {match_id} ({status}) has {ledger} ledger rows, expected {expected}"
             )
         games = self.query("SELECT COALESCE(SUM(games), 0) FROM ratings_rating")[0][0]
-        assert games == sum(seats for _, status, seats, _ in rows if status == "DONE")
+        assert games == sum(seats for _, status, seats, _ in rated if status == "DONE")

@@ -1,6 +1,7 @@
 """End to end with real processes, on PostgreSQL and Redis when DATABASE_URL and REDIS_URL are set (the
 embedded defaults otherwise): SDK bots connect to the gateway, beat schedules matches, two workers play
-them in parallel, and the leaderboard, matches and replays appear over REST. A worker killed with SIGKILL
+them in parallel, and the leaderboard, matches and replays appear over REST; a practice match asked for
+is played unrated. A worker killed with SIGKILL
 mid-match and a gateway restarted mid-round (stopped, or killed and started at once) lose no match and rate
 none twice, and forfeit no bot."""
 
@@ -53,6 +54,19 @@ def test_bots_play_rated_matches_visible_over_rest(stack: Stack):
         wait_for(
             lambda name=name: "recorded in" in stack.procs[name].output(), 60, f"{name} to record a match"
         )
+    stack.assert_rated_exactly_once()
+
+
+def test_a_practice_match_is_played_unrated_and_replayed(stack: Stack):
+    bot_id = min(int(b) for b in stack.info["tokens"])
+    match_id = stack.request_practice(bot_id)
+    wait_for(lambda: stack.status(match_id)[0] == "DONE", 120, "the practice match to be played")
+    match = stack.rest(f"/api/v1/matches/{match_id}/")
+    assert match["rated"] is False and match["has_replay"]
+    assert match["seats"][0]["seat"] == 0 and match["seats"][0]["bot"]["id"] == bot_id
+    assert stack.rest(f"/api/v1/matches/{match_id}/frames/3/")["step"] == 3
+    ledger = stack.query("SELECT COUNT(*) FROM ratings_ratingledger WHERE match_id = ?", (match_id,))
+    assert ledger[0][0] == 0
     stack.assert_rated_exactly_once()
 
 

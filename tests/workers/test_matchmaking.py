@@ -13,6 +13,7 @@ from engine_service.gateway.registry import SessionInfo, SqliteRegistry
 from ladder.bots.services import bot_retire
 from ladder.ladders.services import ladder_create
 from ladder.matches.models import Match, MatchStatus
+from ladder.matches.practice import practice_match_request
 from workers import matchmaking
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,6 +34,8 @@ def sent(monkeypatch):
         @staticmethod
         def delay_on_commit(match_id: int) -> None:
             calls.append(match_id)
+
+        delay = delay_on_commit
 
     monkeypatch.setattr(matchmaking, "run_match", Recorder)
     return calls
@@ -128,3 +131,15 @@ def test_duplicate_sets_share_one_seed(registry, sent, make_bot):
     matches = [Match.objects.get(pk=m) for m in ids]
     assert len(matches) == 2 and matches[0].seed == matches[1].seed
     assert seats_of(ids)[0] == list(reversed(seats_of(ids)[1]))
+
+
+def test_practice_matches_are_sent_once_each(sent, make_bot, user):
+    bot = make_bot(owner=user, name="Marco")
+    first, second = (
+        practice_match_request(user=user, bot_id=bot.pk, game_id="expedition-v1", options={}, opponents=[p])
+        for p in ("greedy", "random")
+    )
+    assert matchmaking.send_practice_matches() == [first.pk, second.pk]
+    assert matchmaking.send_practice_matches() == []  # sent: the next pass leaves them alone
+    assert sent == [first.pk, second.pk]
+    assert set(Match.objects.values_list("status", flat=True)) == {MatchStatus.QUEUED}
