@@ -26,7 +26,7 @@ class SeatOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Seat
-        fields = ["seat", "bot", "score", "rank", "forfeited", "faults"]
+        fields = ["seat", "bot", "score", "rank", "forfeited", "end_reason", "faults"]
 
     def get_bot(self, seat: Seat) -> dict:
         return {

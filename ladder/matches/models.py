@@ -69,6 +69,13 @@ class Seat(models.Model):
     faults = models.JSONField(
         default=list, blank=True, help_text="[{step, kind, reason, ...}] from the referee."
     )
+    end_reason = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        help_text="Why the match ended for this seat: forfeit, resigned or disconnect when it forfeited, "
+        "else how the game ended (completed, turn_cap).",
+    )
 
     class Meta:
         ordering = ["match_id", "index"]

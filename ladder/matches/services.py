@@ -160,11 +160,16 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
         assert record.result is not None
         scores = record.result["game"]["scores"]
         forfeits = set(record.result.get("forfeits") or record.forfeits)
+        game_reason = str(record.result.get("game", {}).get("reason", ""))
+        seat_reasons = list(record.result.get("end_reasons") or [])  # records before per-seat reasons: none
         now = timezone.now()
         for seat in seats:
             seat.score = int(scores[seat.index])
             seat.rank = int(ranks[seat.index])
             seat.forfeited = seat.index in forfeits
+            seat.end_reason = str(
+                seat_reasons[seat.index] if seat.index < len(seat_reasons) else game_reason
+            )[:20]
             seat.faults = [
                 {
                     "step": f.step,
@@ -177,7 +182,7 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
                 for f in record.faults
                 if f.seat == seat.index
             ]
-        Seat.objects.bulk_update(seats, ["score", "rank", "forfeited", "faults"])
+        Seat.objects.bulk_update(seats, ["score", "rank", "forfeited", "faults", "end_reason"])
         text = record.dumps()
         Replay.objects.create(
             match=match,
@@ -201,7 +206,7 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
         match.status = MatchStatus.DONE
         match.finished_at = now
         match.steps = record.steps
-        match.end_reason = str(record.result.get("game", {}).get("reason", ""))[:40]
+        match.end_reason = str(record.result.get("reason") or game_reason)[:40]  # forfeit, ..., completed
         if match.started_at is None:
             match.started_at = now
         match.save(update_fields=["status", "finished_at", "steps", "end_reason", "started_at"])
