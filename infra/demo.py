@@ -7,8 +7,10 @@ under var/demo/logs/: the gateway, a match worker (`-Q matches`, Celery's thread
 (`-Q matchmaking,tournaments`, so matchmaking never waits behind matches), Celery beat (started last, once
 both workers are ready), the web server (gunicorn) and the bots (the Python SDK's random and greedy
 examples, and the Node example bot when Node.js and its packages are present), which connect with their
-tokens and play real rated matches scheduled by beat. It prints the URLs, one line per finished match in the
-order they finish, the leaderboards every minute, and stops on Ctrl-C or SIGTERM (or after `--minutes N`).
+tokens and play real rated matches scheduled by beat. On its first run it also starts a small Swiss
+tournament of house bots (`start_tournament`), so the tournaments page has standings and a crosstable. It
+prints the URLs, one line per finished match in the order they finish, the leaderboards every minute, and
+stops on Ctrl-C or SIGTERM (or after `--minutes N`).
 
 Choices that keep every ladder moving on a 2-core machine. Measured with `caravan play <game> --players 3
 --bots random,greedy,mcts:N --seed 7`, one match alone on a quiet machine: Marco Polo II takes 105 s with
@@ -83,6 +85,13 @@ WORKER_STOP_SECONDS = 20.0
 FEED_OVERLAP = timedelta(seconds=120)
 SCHEDULING_QUEUES = ("matchmaking", "tournaments")
 REQUEUE_REASON = "the demo stopped while the match was running; it is replayed on the next start"
+# A small Swiss tournament of house bots, once per database: five entrants, three rounds of two tables and
+# a bye, on the Expedition 2-player ladder (about a minute of play), so the tournaments page has standings
+# and a crosstable. House bots only: a remote bot's slots belong to matchmaking.
+DEMO_TOURNAMENT = "Demo Swiss: house bots on Expedition, 2 players"
+DEMO_TOURNAMENT_LADDER = "expedition-v1-2p"
+DEMO_TOURNAMENT_POLICIES = ("random", "greedy", DEMO_SEARCH, "mcts:3", "mcts:5")
+DEMO_TOURNAMENT_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -340,6 +349,30 @@ class Demo:
             names.append("demo-random-node")
         return names
 
+    def start_tournament(self) -> str | None:
+        """Create the demo's Swiss tournament (first run only) and send its start to the scheduler, which
+        pairs each round as the previous one finishes; an unfinished one from an earlier run is advanced
+        by beat's tournament sweep. Returns its page's path."""
+        from ladder.bots.services import house_bot_ensure
+        from ladder.ladders.models import Ladder
+        from ladder.tournaments.models import Tournament, TournamentFormat
+        from ladder.tournaments.services import tournament_create
+        from workers.celery_app import app
+
+        existing = Tournament.objects.filter(name=DEMO_TOURNAMENT).order_by("pk").first()
+        if existing is not None:
+            return f"/tournaments/{existing.pk}/"
+        ladder = Ladder.objects.filter(slug=DEMO_TOURNAMENT_LADDER).first()
+        if ladder is None:
+            return None
+        bots = [house_bot_ensure(policy=p) for p in DEMO_TOURNAMENT_POLICIES]
+        tournament = tournament_create(
+            ladder_id=ladder.pk, bot_ids=[b.pk for b in bots], format=TournamentFormat.SWISS,
+            rounds=DEMO_TOURNAMENT_ROUNDS, name=DEMO_TOURNAMENT,
+        )  # fmt: skip
+        app.send_task("tournaments.start", args=[tournament.pk])
+        return f"/tournaments/{tournament.pk}/"
+
     def purge_scheduling_ticks(self) -> None:
         """Drop matchmaking and sweep messages an earlier run left in the broker: they are only beat ticks
         (beat sends fresh ones), and a stale one would expire unrun. Match messages stay."""
@@ -482,7 +515,7 @@ class Demo:
             row = "  ".join(f"{r.bot.name} {r.elo:.0f} ({r.games})" for r in top) or "no rated bots yet"
             self.say(f"  {ladder.slug:<19} {row}")
 
-    def print_urls(self) -> None:
+    def print_urls(self, tournament: str | None = None) -> None:
         base = f"http://127.0.0.1:{self.web_port}"
         self.say("")
         self.say(f"  ladders        {base}/")
@@ -490,6 +523,8 @@ class Demo:
             self.say(f"  leaderboard    {base}/ladders/{ladder.slug}/")
         self.say(f"  matches        {base}/matches/")
         self.say(f"  tournaments    {base}/tournaments/")
+        if tournament:
+            self.say(f"  Swiss (demo)   {base}{tournament}  (house bots, {DEMO_TOURNAMENT_ROUNDS} rounds)")
         self.say(f"  REST API       {base}/api/v1/  (docs {base}/api/v1/docs/)")
         self.say(f"  log in         {base}/login/  as {DEMO_USER} / {DEMO_PASSWORD} to see the demo bots")
         self.say(f"  gateway        127.0.0.1:{self.bot_port} (bots connect here with their tokens)")
@@ -504,8 +539,9 @@ class Demo:
         self.say("starting the gateway, the match and scheduler workers, beat and the web server")
         self.feed = MatchFeed(timezone.now(), f"http://127.0.0.1:{self.web_port}")
         self.start_services()
+        tournament = self.start_tournament()
         self.start_bots(tokens)
-        self.print_urls()
+        self.print_urls(tournament)
         self.say(f"bots {', '.join(n for n, _ in tokens)} connecting; matches appear below (Ctrl-C stops)")
 
     def watch(self, deadline: float | None) -> None:
