@@ -45,3 +45,26 @@ def test_bot_page_chart(ladder_data, live_server, browser):
     page.screenshot(path=str(ARTIFACTS / "bot-page.png"), full_page=True)
     page.wait_for_load_state("networkidle")  # no request in flight: a dropped one would keep a DB session
     page.close()
+
+
+def test_chart_hover_values_and_colours(ladder_data, live_server, browser):
+    from ladder.web.charts import PALETTE
+
+    bot = ladder_data[0][0]
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{live_server.url}/bots/{bot.pk}/")
+    lines = page.locator("#rating-chart polyline")
+    colours = {lines.nth(i).get_attribute("stroke") for i in range(lines.count())}
+    assert len(colours) == 2 and colours <= set(PALETTE)  # one distinct Okabe-Ito colour per ladder
+    assert page.locator("#rating-chart polygon.chart-band").count() == 2
+    point = page.locator("#rating-chart .chart-point").last
+    point.hover()
+    hit = point.locator("circle.chart-hit")
+    assert hit.evaluate("c => getComputedStyle(c).strokeOpacity") == "1"  # the hovered point lights up
+    text = hit.locator("title").text_content()
+    assert "UTC" in text and "Elo" in text and "conservative" in text and "rank" in text
+    page.goto(f"{live_server.url}/compare/?a={ladder_data[0][0].pk}&b={ladder_data[0][1].pk}")
+    assert page.locator(".compare-ladder").count() == 2
+    page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+    page.wait_for_load_state("networkidle")
+    page.close()
