@@ -11,7 +11,9 @@ first status read to the last write; the match's time limit) go through
 backoff while attempts remain (the ladder's LADDER_MATCH_MAX_ATTEMPTS), and the match ends ERROR after
 that. Every retry is bounded (CARAVANSERAI_TASK_MAX_RETRIES per message; past it the match is left to the
 sweep). A lost lease stops the match at its next decision and writes nothing: another process may hold it.
-Bot faults are the referee's business: recorded in the record, rated, with their reasons.
+Bot faults are the referee's business: recorded in the record, rated, with their reasons. A remote bot with no
+stream with room when its match is to start (`SeatUnavailable`) has the match cancelled, unrated: nobody
+forfeits a match that never began.
 
 Concurrency: the worker runs Celery's threads pool, one match per thread, many per process; a thread holds
 no database connection while its match waits on bots, and the process's one lease thread renews every
@@ -47,10 +49,11 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from engine_service.games import GameState
-from engine_service.referee import MatchAborted, MatchRecord, Seat, TimeControl
+from engine_service.referee import MatchAborted, MatchRecord, Seat, SeatUnavailable, TimeControl
 from engine_service.referee import run_match as referee_run_match
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.services import (
+    match_cancel,
     match_mark_running,
     match_record_infrastructure_failure,
     match_record_result,
@@ -112,7 +115,8 @@ def _status(match_id: int) -> str | None:
     max_retries=SETTINGS.task_max_retries,
 )
 def run_match(self: Task, match_id: int, unrecorded_failure: str = "") -> str:
-    """Play match `match_id` and record it. Returns what happened: done, already-done, not-runnable, error,
+    """Play match `match_id` and record it. Returns what happened: done, already-done, not-runnable,
+    called-off (a bot was not there when it was to start: cancelled unrated), error,
     lease-lost or dropped. `unrecorded_failure` is the reason of a previous attempt's infrastructure failure
     that the database was down to record: it is recorded first."""
     if isinstance(match_id, bool) or not isinstance(match_id, int):
@@ -247,6 +251,12 @@ def _play(task: Task, match_id: int, lease: leases.Lease, unrecorded_failure: st
         if lease.lost:  # lost while the last decision was out: another process may hold the match now
             raise MatchAborted(LEASE_LOST)
         recorded = _record(match_id, record)
+    except SeatUnavailable as exc:
+        # a bot was not there when its match was to start: called off unrated, never a forfeit
+        with database_turn():
+            match_cancel(match_id=match_id, reason=f"called off before it began, unrated: {exc}")
+        log.info("match %s: called off: %s", match_id, exc)
+        return "called-off"
     except INFRASTRUCTURE_ERRORS as exc:
         if lease.lost:
             log.warning("match %s: abandoned, its lease was lost (%s)", match_id, exc)

@@ -39,7 +39,15 @@ from engine_service.gateway.registry import SessionInfo, SqliteRegistry, session
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.gateway.server import GatewayThread
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, MatchRecord, Seat, TimeControl, run_match, verify
+from engine_service.referee import (
+    HouseSeat,
+    MatchRecord,
+    Seat,
+    SeatUnavailable,
+    TimeControl,
+    run_match,
+    verify,
+)
 
 LOCAL_BOT_ID = "local"
 
@@ -213,7 +221,7 @@ class LocalRunner:
                 future.result()
         return self.records
 
-    def _play(self, i: int) -> MatchRecord:
+    def _play(self, i: int) -> MatchRecord | None:
         s = self.settings
         seat_index = s.seat if s.seat is not None else i % s.players
         seats: list[Seat] = [
@@ -224,16 +232,20 @@ class LocalRunner:
             LOCAL_BOT_ID, "your-bot", self.registry, reconnect_grace=s.grace, start_grace=s.wait
         )
         control = TimeControl(s.decision_seconds, s.bank_seconds, s.max_faults)
-        record = run_match(
-            s.game,
-            s.players,
-            s.seed + i,
-            seats,
-            dict(s.options),
-            match_id=f"local-{s.seed + i}-{secrets.token_hex(4)}",
-            time_control=control,
-            on_step=self._rehearse if i == 0 else None,
-        )
+        try:
+            record = run_match(
+                s.game,
+                s.players,
+                s.seed + i,
+                seats,
+                dict(s.options),
+                match_id=f"local-{s.seed + i}-{secrets.token_hex(4)}",
+                time_control=control,
+                on_step=self._rehearse if i == 0 else None,
+            )
+        except SeatUnavailable as exc:
+            self.say(f"match {i + 1}/{s.matches}: called off, unrated ({exc})")
+            return None
         verify(record)
         path = s.out / f"{record.match_id}.json"
         record.dump(path)

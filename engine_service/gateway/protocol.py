@@ -29,6 +29,7 @@ END_REASONS = {
     "forfeit": bot_pb2.END_REASON_FORFEIT,
     "resigned": bot_pb2.END_REASON_RESIGNED,
     "disconnect": bot_pb2.END_REASON_DISCONNECT,
+    "aborted": bot_pb2.END_REASON_ABORTED,
 }
 
 FAULT_KINDS = {

@@ -53,7 +53,14 @@ from engine_service.gateway.protocol import (
     relay_pb2_grpc,
 )
 from engine_service.gateway.registry import SessionInfo, SessionRegistry, sessions_for_bot
-from engine_service.referee.seats import DecisionRequest, MatchAborted, MatchInfo, Seat, SeatFault
+from engine_service.referee.seats import (
+    DecisionRequest,
+    MatchAborted,
+    MatchInfo,
+    Seat,
+    SeatFault,
+    SeatUnavailable,
+)
 
 RELAY_MARGIN_SECONDS = 2.0  # beyond the bot's deadline, for the gateway's reply to come back
 CONTROL_TIMEOUT_SECONDS = 5.0  # StartMatch / EndMatch
@@ -400,17 +407,16 @@ class RemoteSeat(Seat):
         """Seat the bot on one of its streams. With no gateway alive (restarting, or a registry that lost
         its data and is not written again yet), wait for one (excused; `MatchAborted` after
         `gateway_return`); then a bot with no stream is waited for up to `start_grace` (by default the
-        reconnect grace) before its `disconnect`."""
+        reconnect grace) before the match is called off (`SeatUnavailable`: unrated, never a forfeit)."""
         self.info = info
         if self._bind(resumed=False, exclude_gateway=None):
             return
         if not self._alive_gateways(lost=None):
             self._wait_for_a_gateway(None, f"to seat bot {self.bot_id}", resumed=False)
         if self.session is None and not self._wait_and_bind(self.start_grace, resumed=False):
-            raise SeatFault(
-                "disconnect",
+            raise SeatUnavailable(
                 f"bot {self.bot_id} had no stream open for {info.game_id} with room, and none within "
-                f"{self.start_grace:g}s",
+                f"{self.start_grace:g}s: the match is called off, unrated"
             )
 
     def decide(self, request: DecisionRequest) -> str:
@@ -508,9 +514,23 @@ class RemoteSeat(Seat):
         return connection.decide(call, message.time_limit_ms / 1000 + RELAY_MARGIN_SECONDS)
 
     def end(self, info: MatchInfo, summary: dict[str, Any]) -> None:
+        self._send_ended(match_ended_to_proto(info.match_id, info.seat, summary))
+
+    def abort(self, info: MatchInfo, reason: str) -> None:
+        """Tell the bot its match was called off before it began (MatchEnded, reason "aborted")."""
+        self._send_ended(
+            bot_pb2.MatchEnded(
+                match_id=info.match_id,
+                seat=info.seat,
+                reason="aborted",
+                end_reason=bot_pb2.END_REASON_ABORTED,
+                result_json=dumps({"reason": "aborted", "detail": reason}),
+            )
+        )
+
+    def _send_ended(self, ended: bot_pb2.MatchEnded) -> None:
         if self.session is None:
             return
-        ended = match_ended_to_proto(info.match_id, info.seat, summary)
         session = self.session
         with contextlib.suppress(grpc.RpcError):  # the result is in the record either way
             self.channels.stub(session.relay_address).EndMatch(

@@ -15,6 +15,7 @@ from engine_service.referee.seats import (
     MatchInfo,
     Seat,
     SeatFault,
+    SeatUnavailable,
 )
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Seat",
     "SeatFault",
     "SeatInfo",
+    "SeatUnavailable",
     "TimeControl",
     "frame_at",
     "frame_with_words",

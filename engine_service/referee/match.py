@@ -15,7 +15,9 @@ its request written to its answer read) reports it in `DecisionRequest.extra["bo
 is charged: the worker's own delays (a busy process, the relay hop) never are. Other seats are timed here,
 less any `extra["excused_seconds"]` spent waiting on the infrastructure (a gateway restart).
 `MatchAborted` from a seat is an infrastructure failure, not a bot fault: it propagates out of `run_match`
-so the caller retries the match, unrated. So does one raised by `should_stop`, which the caller may pass to
+so the caller retries the match, unrated; `SeatUnavailable` (a bot not there when the match was to start)
+is one too, raised before the first decision after telling the started seats (`Seat.abort`): the caller
+cancels that match unrated, never forfeits it. So does one raised by `should_stop`, which the caller may pass to
 end a match between decisions (its lease lost, its time limit reached). Seats may keep `incidents` (dicts
 with seat, step, kind, reason), copied into the record.
 
@@ -43,6 +45,7 @@ from engine_service.referee.seats import (
     MatchInfo,
     Seat,
     SeatFault,
+    SeatUnavailable,
     clip,
     oversized_action_id,
 )
@@ -115,11 +118,7 @@ def run_match(
     ]
     bank = [time_control.time_bank_seconds] * num_players
     fault_count = [0] * num_players
-    for seat, info in zip(seats, infos, strict=True):
-        try:
-            seat.start(info)
-        except SeatFault as fault:
-            _record_fault(record, Fault(info.seat, 0, fault.kind, fault.reason, forfeit=True))
+    _start_seats(seats, infos, record)
 
     while not state.is_over():
         stop_reason = should_stop() if should_stop is not None else None
@@ -193,6 +192,23 @@ def end_reasons(record: MatchRecord, game_reason: str) -> dict[str, Any]:
         "end_seat": first,
         "end_reasons": by_seat,
     }
+
+
+def _start_seats(seats: Sequence[Seat], infos: list[MatchInfo], record: MatchRecord) -> None:
+    """Start every seat; a seat whose bot is not there (`SeatUnavailable`) aborts the match before it
+    began, and the seats already started hear so."""
+    started: list[tuple[Seat, MatchInfo]] = []
+    for seat, info in zip(seats, infos, strict=True):
+        try:
+            seat.start(info)
+        except SeatFault as fault:
+            _record_fault(record, Fault(info.seat, 0, fault.kind, fault.reason, forfeit=True))
+        except SeatUnavailable as exc:
+            for other, other_info in started:
+                with contextlib.suppress(SeatFault, MatchAborted):
+                    other.abort(other_info, str(exc))
+            raise
+        started.append((seat, info))
 
 
 def _record_fault(record: MatchRecord, fault: Fault) -> None:

@@ -51,6 +51,12 @@ class MatchAborted(Exception):
     through so the caller can retry the match, unrated."""
 
 
+class SeatUnavailable(MatchAborted):
+    """A seat's bot had no stream with room when the match was to start: the match is aborted before its
+    first decision, unrated and never forfeited (nobody has played), and the seats already started are told
+    (`Seat.abort`). The caller cancels it rather than retrying."""
+
+
 @dataclass(frozen=True)
 class MatchInfo:
     match_id: str
@@ -95,6 +101,9 @@ class Seat(ABC):
 
     def end(self, info: MatchInfo, summary: dict[str, Any]) -> None:  # noqa: B027 - optional hook
         """Called once after the match ends (result, ranks, this seat's faults)."""
+
+    def abort(self, info: MatchInfo, reason: str) -> None:  # noqa: B027 - optional hook
+        """Called instead of `end` for a started seat when the match is aborted before it began."""
 
 
 class HouseSeat(Seat):

@@ -235,11 +235,17 @@ def match_record_infrastructure_failure(*, match_id: int, reason: str, retry: bo
     logger.warning("match %s infrastructure failure (retry=%s): %s", match_id, retry, reason)
 
 
-def match_cancel(*, match_id: int, reason: str = "cancelled by an operator") -> bool:
-    """Cancel a match that has not finished; True when it was cancelled."""
+def match_cancel(
+    *, match_id: int, reason: str = "cancelled by an operator", only_if_not_started: bool = False
+) -> bool:
+    """Cancel a match that has not finished (with `only_if_not_started`, one still NEW or QUEUED); True when
+    it was cancelled."""
+    cancellable = (
+        (MatchStatus.NEW, MatchStatus.QUEUED) if only_if_not_started else (*RETRYABLE, MatchStatus.NEW)
+    )
     with transaction.atomic():
         match = _locked_match(match_id)
-        if match.status not in (*RETRYABLE, MatchStatus.NEW):
+        if match.status not in cancellable:
             return False
         match.status = MatchStatus.CANCELLED
         match.error = f"{match.error}\n{reason}" if match.error else reason

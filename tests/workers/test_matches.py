@@ -8,7 +8,7 @@ from celery.exceptions import Retry
 from django.conf import settings
 
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, MatchAborted, Seat
+from engine_service.referee import HouseSeat, MatchAborted, Seat, SeatUnavailable
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.services import match_create, match_mark_running
 from ladder.ratings.models import Rating, RatingLedger
@@ -70,6 +70,34 @@ def test_bot_faults_are_rated_with_their_reasons(ladder2, house_bots, monkeypatc
     assert seat.forfeited and seat.rank == 2
     assert seat.faults[0]["kind"] == "illegal" and "no-such-action" in seat.faults[0]["reason"]
     assert RatingLedger.objects.filter(match=match).count() == 2
+
+
+class AbsentSeat(Seat):
+    kind = "remote"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def start(self, info):
+        raise SeatUnavailable(f"bot {self.name} had no stream open with room: called off, unrated")
+
+    def decide(self, request):  # pragma: no cover - never asked: the match never begins
+        raise AssertionError("an absent seat was asked to decide")
+
+
+def test_a_bot_absent_at_the_start_calls_the_match_off_unrated(ladder2, house_bots, monkeypatch):
+    match = match_create(ladder_id=ladder2.pk, bot_ids=[house_bots[0].pk, house_bots[1].pk], seed=8)
+    monkeypatch.setattr(
+        matches,
+        "build_seats",
+        lambda m, reconnect_grace: [HouseSeat(make_policy("random", seed=1), "a"), AbsentSeat("b")],
+    )
+    assert run_match.apply(args=(match.pk,)).get() == "called-off"
+    match.refresh_from_db()
+    assert match.status == MatchStatus.CANCELLED and "called off before it began" in match.error
+    assert not match.seats.filter(forfeited=True).exists()
+    assert not RatingLedger.objects.filter(match=match).exists()
+    assert run_match.apply(args=(match.pk,)).get() == "not-runnable"  # a redelivery plays nothing
 
 
 def test_infrastructure_failures_retry_unrated_until_attempts_run_out(ladder2, house_bots, monkeypatch):

@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('bots', '0001_initial'),
+        ("bots", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='bot',
-            name='accepts_challenges',
-            field=models.BooleanField(default=False, help_text='Other owners may ask for unrated practice matches against this bot.'),
+            model_name="bot",
+            name="accepts_challenges",
+            field=models.BooleanField(
+                default=False, help_text="Other owners may ask for unrated practice matches against this bot."
+            ),
         ),
     ]

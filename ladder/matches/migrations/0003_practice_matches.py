@@ -6,21 +6,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('matches', '0002_match_seed_index'),
+        ("matches", "0002_match_seed_index"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='match',
-            name='rated',
-            field=models.BooleanField(default=True, help_text='False for a practice match: it changes no rating.'),
+            model_name="match",
+            name="rated",
+            field=models.BooleanField(
+                default=True, help_text="False for a practice match: it changes no rating."
+            ),
         ),
         migrations.AddField(
-            model_name='match',
-            name='requested_by',
-            field=models.ForeignKey(blank=True, help_text='Who asked for this practice match (none for ladder and tournament matches).', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='requested_matches', to=settings.AUTH_USER_MODEL),
+            model_name="match",
+            name="requested_by",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Who asked for this practice match (none for ladder and tournament matches).",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="requested_matches",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
     ]

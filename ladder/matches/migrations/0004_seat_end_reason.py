@@ -4,15 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('matches', '0003_practice_matches'),
+        ("matches", "0003_practice_matches"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='seat',
-            name='end_reason',
-            field=models.CharField(blank=True, default='', help_text='Why the match ended for this seat: forfeit, resigned or disconnect when it forfeited, else how the game ended (completed, turn_cap).', max_length=20),
+            model_name="seat",
+            name="end_reason",
+            field=models.CharField(
+                blank=True,
+                default="",
+                help_text="Why the match ended for this seat: forfeit, resigned or disconnect when it forfeited, else how the game ended (completed, turn_cap).",
+                max_length=20,
+            ),
         ),
     ]

@@ -14,7 +14,15 @@ from engine_service.gateway.protocol import bot_pb2
 from engine_service.gateway.registry import SqliteRegistry, online_bots
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, MatchAborted, MatchRecord, TimeControl, run_match, verify
+from engine_service.referee import (
+    HouseSeat,
+    MatchAborted,
+    MatchRecord,
+    SeatUnavailable,
+    TimeControl,
+    run_match,
+    verify,
+)
 from engine_service.referee.match import final_ranks
 from tests.engine_service.gateway.harness import (
     GAME,
@@ -249,17 +257,19 @@ def test_several_matches_at_once_on_one_stream(stack: Stack) -> None:
     bot.close()
 
 
-def test_no_stream_at_start_is_a_disconnect_forfeit(stack: Stack) -> None:
-    record = run_match(
-        GAME,
-        2,
-        12,
-        [RemoteSeat("nobody", "ghost", stack.registry, reconnect_grace=0.5), house(7)],
-        time_control=FAST,
-    )
-    replay_matches(record)
-    [fault] = record.faults
-    assert fault.kind == "disconnect" and fault.step == 0 and "no stream open" in fault.reason
+def test_no_stream_at_start_calls_the_match_off_and_tells_the_seated_bot(stack: Stack) -> None:
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=first_legal).connect()
+    wait_for_bot(stack.registry, "raw1")
+    seats = [
+        RemoteSeat("raw1", "raw-one", stack.registry, reconnect_grace=0.5),
+        RemoteSeat("nobody", "ghost", stack.registry, reconnect_grace=0.5),
+    ]
+    with pytest.raises(SeatUnavailable, match=r"no stream open .* called off, unrated"):
+        run_match(GAME, 2, 12, seats, time_control=FAST)
+    [ended] = wait_for(lambda: bot.messages("match_ended"), what="the seated bot to hear of it")
+    assert ended.reason == "aborted" and ended.end_reason == bot_pb2.END_REASON_ABORTED
+    assert bot.messages("decision_request") == []  # nobody played: nothing to forfeit
+    bot.close()
 
 
 def test_gateway_restart_mid_match_resumes_on_the_new_gateway(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Why a match ended is stored as the referee says it: the match's reason (forfeit, resigned, disconnect,
 else how the game ended) and each seat's, so a forfeited match no longer reads "turn_cap"; records made
-before per-seat reasons fall back to the game's reason."""
+before per-seat reasons fall back to the game's reason. A bot revoked has its matches not yet started
+cancelled, never forfeited."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 
 from engine_service.policies import make_policy
 from engine_service.referee import DecisionRequest, HouseSeat, MatchRecord, Seat, SeatFault, run_match
+from ladder.bots.services import bot_token_rotate
+from ladder.matches.models import MatchStatus
 from ladder.matches.services import match_create, match_mark_running, match_record_result
 
 pytestmark = pytest.mark.django_db
@@ -57,3 +60,16 @@ def test_an_old_record_without_per_seat_reasons_keeps_the_games_reason(ladder2, 
     match.refresh_from_db()
     assert match.end_reason == record.result["game"]["reason"]
     assert {s.end_reason for s in match.seats.all()} == {record.result["game"]["reason"]}
+
+
+@pytest.mark.django_db(transaction=True)  # the signal is sent on commit
+def test_revoking_a_bot_cancels_its_matches_not_yet_started(ladder2, make_bot, user):
+    marco, maffeo = make_bot(name="Marco"), make_bot(name="Maffeo")
+    queued = match_create(ladder_id=ladder2.pk, bot_ids=[marco.pk, maffeo.pk], seed=1)
+    running = match_create(ladder_id=ladder2.pk, bot_ids=[maffeo.pk, marco.pk], seed=2)
+    assert match_mark_running(match_id=running.pk)
+    bot_token_rotate(bot_id=marco.pk, user=user)
+    queued.refresh_from_db()
+    running.refresh_from_db()
+    assert queued.status == MatchStatus.CANCELLED and "token was revoked" in queued.error
+    assert running.status == MatchStatus.RUNNING  # a running match deals with the disconnect itself
