@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from ladder.bots.models import Bot
+from ladder.bots.models import Bot, BotVersion
 
 
 @admin.register(Bot)
@@ -26,3 +26,12 @@ class BotAdmin(admin.ModelAdmin):
         "created_at",
         "updated_at",
     ]
+
+
+@admin.register(BotVersion)
+class BotVersionAdmin(admin.ModelAdmin):
+    """Versions are recorded with rated matches; "reset rating" is the owner's (bot page or REST)."""
+
+    list_display = ["bot", "name", "parent", "reset_rating", "first_seen_at"]
+    search_fields = ["bot__name", "name"]
+    readonly_fields = ["bot", "name", "parent", "reset_rating", "first_seen_at"]

@@ -187,6 +187,7 @@ class BotRatingOutputSerializer(serializers.Serializer):
     wins = serializers.IntegerField()
     win_rate = serializers.FloatField(allow_null=True)
     last_played_at = serializers.DateTimeField(allow_null=True)
+    version = serializers.CharField(help_text="the bot version this rating was last earned with")
 
 
 class BotRatingsApi(APIView):
@@ -209,6 +210,7 @@ class HistoryRowSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
     rank = serializers.IntegerField()
     score = serializers.IntegerField(allow_null=True)
+    version = serializers.CharField(help_text="the bot version reported for the match (empty: unknown)")
     elo_before = serializers.FloatField()
     elo_after = serializers.FloatField()
     mu_before = serializers.FloatField()

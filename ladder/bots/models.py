@@ -60,3 +60,28 @@ class Bot(models.Model):
         if self.is_house:
             return "house"
         return "active" if self.token_hash else "token revoked"
+
+
+class BotVersion(models.Model):
+    """A version string a bot reported, with its lineage: `parent` is the version the bot played before it.
+
+    Its first rated game on a ladder starts from the parent's rating with a widened sigma, or from the
+    ladder's start values when `reset_rating` (the owner's choice, fixed once the version has a rated game);
+    the rule is `ladder.ratings.elo.version_start`."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
+    name = models.CharField(max_length=64)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    reset_rating = models.BooleanField(
+        default=False, help_text="Start this version from the ladder's start rating, not its parent's."
+    )
+    first_seen_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["bot_id", "first_seen_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["bot", "name"], name="bot_version_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.bot} {self.name}"

@@ -15,6 +15,12 @@ after (up to float rounding). All deltas are computed from the ratings before th
 OpenSkill: the `openskill` package's PlackettLuce model with the ladder's mu (default 25) and sigma
 (default 25/3), every other parameter at the package default; one player per team, ranks as above. The
 conservative rating is mu - 3 sigma.
+
+Versions: a bot's new version (a version string it reports that differs from the one its rating on the
+ladder was last earned with) starts from its parent's rating: Elo and mu kept, sigma widened to
+sqrt(sigma^2 + (0.6 * start sigma)^2), at most the start sigma (at the defaults, 2.0 becomes 5.39: the new
+version is provisional again and its results move it fast); or, when its owner chose "reset rating",
+from the ladder's start values. Matches whose version is unknown ("") continue the current one.
 """
 
 from __future__ import annotations
@@ -123,3 +129,30 @@ def rate_match(before: Sequence[SeatRating], ranks: Sequence[int], params: Ratin
 
 def initial(params: RatingParams) -> SeatRating:
     return SeatRating(elo=float(params.start), mu=float(params.mu), sigma=float(params.sigma))
+
+
+VERSION_SIGMA_FRACTION = 0.6
+
+
+def version_start(parent: SeatRating, params: RatingParams, *, reset: bool) -> SeatRating:
+    """The rating a new version starts from (see the module docstring)."""
+    if reset:
+        return initial(params)
+    widen = VERSION_SIGMA_FRACTION * params.sigma
+    sigma = min(float(params.sigma), math.sqrt(parent.sigma**2 + widen**2))
+    return SeatRating(elo=parent.elo, mu=parent.mu, sigma=sigma)
+
+
+def version_change(
+    before: SeatRating, params: RatingParams, *, games: int, current: str, new: str, reset: bool
+) -> SeatRating | None:
+    """The rating a seat's game starts from when version `new` begins on this ladder, else None.
+
+    `current` is the version the rating was last earned with ("" unknown), `games` the rated games so far,
+    `reset` whether the owner chose "reset rating" for `new` and this is its first game on the ladder.
+    The first known version after unknown ones continues the rating unless reset."""
+    if not new or new == current or games == 0:
+        return None
+    if not current and not reset:
+        return None
+    return version_start(before, params, reset=reset)

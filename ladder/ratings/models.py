@@ -2,7 +2,8 @@
 
 Layer: data only. Ledger rows are written once by `ratings.services` inside the match-result transaction and
 never changed (`save` refuses updates, `delete` refuses); `Rating` rows are the ledger's running total and
-can be rebuilt from it (`manage.py ratings_recompute`).
+can be rebuilt from it (`manage.py ratings_recompute`). A ledger row's `*_before` values are the ones the match
+was rated from: at a new bot version's first game they are the version's start (`elo.version_change`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ class Rating(models.Model):
     last_played_at = models.DateTimeField(null=True, blank=True)
     last_match = models.ForeignKey(
         "matches.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    version = models.CharField(
+        max_length=64, blank=True, default="", help_text="The bot version the rating was last earned with."
     )
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -53,6 +57,9 @@ class RatingLedger(models.Model):
     seat = models.PositiveSmallIntegerField()
     rank = models.PositiveSmallIntegerField()
     score = models.IntegerField(null=True)
+    version = models.CharField(
+        max_length=64, blank=True, default="", help_text="The version the bot reported for this match."
+    )
     elo_before = models.FloatField()
     elo_after = models.FloatField()
     mu_before = models.FloatField()

@@ -3,7 +3,8 @@
 Layer: services. `ratings_apply_match` runs inside the caller's match-result transaction: it locks the seats'
 rating rows in id order (`select_for_update`), appends one ledger row per seat and updates the ratings, so a
 result is applied exactly once and concurrent results for overlapping bots serialise without deadlock.
-The maths is `ladder.ratings.elo` (pure). The leaderboard cache of the ladder is invalidated after commit.
+The maths is `ladder.ratings.elo` (pure), a new bot version's start included (`elo.version_change`, with the
+owner's "reset rating" choice read from `BotVersion`). The leaderboard cache of the ladder is invalidated after commit.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from ladder.bots.models import BotVersion
+from ladder.bots.versions import bot_version_record
 from ladder.ladders.models import Ladder
 from ladder.ratings import elo
 from ladder.ratings.cache import leaderboard_cache_invalidate
@@ -27,6 +30,7 @@ class SeatOutcome:
     bot_id: int
     rank: int
     score: int | None
+    version: str = ""  # the version the bot reported for this match ("": unknown, continues the current one)
 
 
 def rating_rows_ensure(*, ladder: Ladder, bot_ids: Sequence[int]) -> None:
@@ -51,7 +55,7 @@ def ratings_apply_match(
     rating_rows_ensure(ladder=ladder, bot_ids=bot_ids)
     locked = list(Rating.objects.select_for_update().filter(ladder=ladder, bot_id__in=bot_ids).order_by("id"))
     by_bot = {r.bot_id: r for r in locked}
-    before = [elo.SeatRating(elo=by_bot[b].elo, mu=by_bot[b].mu, sigma=by_bot[b].sigma) for b in bot_ids]
+    before = [_start_of_match(ladder, by_bot[o.bot_id], o, finished_at) for o in outcomes]
     after = elo.rate_match(before, [o.rank for o in outcomes], ladder.params)
     rows = []
     for outcome, old, new in zip(outcomes, before, after, strict=True):
@@ -63,6 +67,7 @@ def ratings_apply_match(
                 seat=outcome.seat,
                 rank=outcome.rank,
                 score=outcome.score,
+                version=outcome.version,
                 elo_before=old.elo,
                 elo_after=new.elo,
                 mu_before=old.mu,
@@ -78,12 +83,34 @@ def ratings_apply_match(
         rating.wins += 1 if outcome.rank == 1 else 0
         rating.last_played_at = finished_at
         rating.last_match_id = match_id
+        rating.version = outcome.version or rating.version
     RatingLedger.objects.bulk_create(rows)
     Rating.objects.bulk_update(
-        locked, ["elo", "mu", "sigma", "games", "wins", "last_played_at", "last_match", "updated_at"]
+        locked,
+        ["elo", "mu", "sigma", "games", "wins", "last_played_at", "last_match", "version", "updated_at"],
     )
     transaction.on_commit(lambda: leaderboard_cache_invalidate(ladder_id=ladder.pk))
     return rows
+
+
+def _start_of_match(ladder: Ladder, rating: Rating, outcome: SeatOutcome, at: datetime) -> elo.SeatRating:
+    """The rating the seat's game is rated from: its current one, or a new version's start."""
+    current = elo.SeatRating(elo=rating.elo, mu=rating.mu, sigma=rating.sigma)
+    if not outcome.version:
+        return current
+    version = bot_version_record(bot_id=outcome.bot_id, name=outcome.version, at=at)
+    first_here = not RatingLedger.objects.filter(
+        ladder=ladder, bot_id=outcome.bot_id, version=version.name
+    ).exists()
+    start = elo.version_change(
+        current,
+        ladder.params,
+        games=rating.games,
+        current=rating.version,
+        new=version.name,
+        reset=version.reset_rating and first_here,
+    )
+    return start or current
 
 
 @dataclass
@@ -93,6 +120,8 @@ class _Running:
     wins: int = 0
     last_played_at: datetime | None = None
     last_match_id: int | None = None
+    version: str = ""
+    versions: set[str] = field(default_factory=set)  # versions rated on this ladder so far
 
 
 @dataclass
@@ -108,7 +137,7 @@ class RecomputeReport:
         return not self.ledger_mismatches and not self.rating_differences
 
 
-_FIELDS = ("elo", "mu", "sigma", "games", "wins", "last_played_at", "last_match_id")
+_FIELDS = ("elo", "mu", "sigma", "games", "wins", "last_played_at", "version", "last_match_id")
 
 
 def ratings_recompute(*, write: bool = True) -> RecomputeReport:
@@ -138,6 +167,7 @@ def _rebuild_from_ledger(
     ladders: dict[int, Ladder], report: RecomputeReport
 ) -> dict[tuple[int, int], _Running]:
     running: dict[tuple[int, int], _Running] = {}
+    resets = set(BotVersion.objects.filter(reset_rating=True).values_list("bot_id", "name"))
     groups: dict[int, list[RatingLedger]] = {}
     for row in RatingLedger.objects.order_by("id").iterator(chunk_size=2000):
         groups.setdefault(row.match_id, []).append(row)  # dicts keep first-seen (ledger) order
@@ -146,6 +176,16 @@ def _rebuild_from_ledger(
         ladder = ladders[rows[0].ladder_id]
         params = ladder.params
         states = [running.setdefault((ladder.pk, r.bot_id), _Running(elo.initial(params))) for r in rows]
+        for row, state in zip(rows, states, strict=True):
+            start = elo.version_change(
+                state.rating,
+                params,
+                games=state.games,
+                current=state.version,
+                new=row.version,
+                reset=(row.bot_id, row.version) in resets and row.version not in state.versions,
+            )
+            state.rating = start or state.rating
         after = elo.rate_match([s.rating for s in states], [r.rank for r in rows], params)
         for row, state, new in zip(rows, states, after, strict=True):
             expected = (state.rating.elo, new.elo, state.rating.mu, new.mu, state.rating.sigma, new.sigma)
@@ -166,6 +206,9 @@ def _rebuild_from_ledger(
             state.wins += 1 if row.rank == 1 else 0
             state.last_played_at = row.created_at
             state.last_match_id = match_id
+            if row.version:
+                state.version = row.version
+                state.versions.add(row.version)
         report.matches += 1
         report.ledger_rows += len(rows)
     return running
@@ -179,6 +222,7 @@ def _rebuilt_fields(state: _Running) -> dict[str, Any]:
         "games": state.games,
         "wins": state.wins,
         "last_played_at": state.last_played_at,
+        "version": state.version,
         "last_match_id": state.last_match_id,
     }
 

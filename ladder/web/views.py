@@ -24,6 +24,7 @@ from django.views.decorators.http import require_POST
 
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
+from ladder.bots.versions import bot_version_set, bot_versions, version_games
 from ladder.core.throttles import auth_attempt_wait, too_many_attempts
 from ladder.ladders.models import Ladder
 from ladder.ladders.selectors import game_has_board, ladder_list, ladder_list_with_counts
@@ -39,7 +40,7 @@ from ladder.ratings.selectors import (
     seat_statistics,
 )
 from ladder.ratings.standing import RANKING_RULES, rating_interval
-from ladder.web.charts import PALETTE, Panel, Point, Series, rating_panels_svg
+from ladder.web.charts import PALETTE, Marker, Panel, Point, Series, rating_panels_svg
 from ladder.web.compare import CompareForm
 from ladder.web.forms import BotForm, SignupForm
 
@@ -113,7 +114,8 @@ def _history_points(rows: list[RatingLedger], first_game: int, *, label: str) ->
                 row.mu_after,
                 low,
                 high,
-                f"{label} · {when} · game {first_game + i + 1} (match {row.match_id}, rank {row.rank}) · "
+                f"{label} · {when} · game {first_game + i + 1} (match {row.match_id}, rank {row.rank})"
+                f"{' · version ' + row.version if row.version else ''} · "
                 f"μ {row.mu_after:.2f} ± {2 * row.sigma_after:.2f} · conservative "
                 f"{row.conservative_after:.2f} · Elo {row.elo_after:.0f}",
             )
@@ -121,12 +123,26 @@ def _history_points(rows: list[RatingLedger], first_game: int, *, label: str) ->
     return points
 
 
-def _bot_series(bot: Bot, rating: Rating, *, color: str | None = None, label: str = "") -> Series | None:
+def _version_markers(rows: list[RatingLedger]) -> list[Marker]:
+    """A marker at each game where the bot's reported version changes."""
+    markers = []
+    current = ""
+    for row in rows:
+        if row.version and row.version != current:
+            markers.append(Marker(row.created_at, f"v {row.version}"))
+            current = row.version
+    return markers
+
+
+def _bot_series(
+    bot: Bot, rating: Rating, *, color: str | None = None, label: str = ""
+) -> tuple[Series, list[Marker]] | None:
     history = rating_history(bot_id=bot.pk, ladder_id=rating.ladder_id, limit=500)
     if not history:
         return None
     label = label or rating.ladder.name
-    return Series(label, _history_points(history, rating.games - len(history), label=label), color=color)
+    points = _history_points(history, rating.games - len(history), label=label)
+    return Series(label, points, color=color), _version_markers(history)
 
 
 def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
@@ -136,23 +152,47 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     panels = []
     for index, rating in enumerate(ratings):
         rating.standing = standings.get(rating.ladder_id)
-        series = _bot_series(bot, rating, color=PALETTE[index % len(PALETTE)])
-        if series is not None:
-            panels.append(Panel(rating.ladder.name, [series], y_label=CHART_Y_LABEL))
+        drawn = _bot_series(bot, rating, color=PALETTE[index % len(PALETTE)])
+        if drawn is not None:
+            series, markers = drawn
+            panels.append(Panel(rating.ladder.name, [series], markers=markers, y_label=CHART_Y_LABEL))
     chart = rating_panels_svg(panels, label=f"{bot.name}: rating history per ladder")
     ladder_names = {r.ladder_id: r.ladder for r in ratings}
     versus = [(ladder_names.get(h.ladder_id), h) for h in head_to_head(bot_id=bot.pk)]
     matches = list(match_list(bot_id=bot.pk)[:20])
     is_owner = request.user.is_authenticated and request.user.pk == bot.owner_id
+    games = version_games(bot_id=bot.pk)
+    versions = [(v, games.get(v.name, 0)) for v in bot_versions(bot_id=bot.pk)]
     context = {
         "bot": bot,
         "ratings": ratings,
         "chart": chart,
+        "versions": versions,
         "versus": versus,
         "matches": matches,
         "is_owner": is_owner,
     }
     return render(request, "web/bot_detail.html", context)
+
+
+@login_required
+@require_POST
+def bot_version(request: HttpRequest, bot_id: int) -> HttpResponse:
+    """The owner announces a version or sets its "reset rating" choice (until it has a rated game)."""
+    bot = get_object_or_404(Bot, pk=bot_id)
+    try:
+        version = bot_version_set(
+            bot_id=bot.pk,
+            user=request.user,
+            name=request.POST.get("name", ""),
+            reset_rating=request.POST.get("reset_rating") == "on",
+        )
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    else:
+        start = "the ladder's start rating" if version.reset_rating else "its parent's rating, sigma widened"
+        messages.success(request, f"Version {version.name} starts from {start}.")
+    return redirect("web:bot", bot_id=bot.pk)
 
 
 def compare(request: HttpRequest) -> HttpResponse:
@@ -170,12 +210,12 @@ def compare(request: HttpRequest) -> HttpResponse:
         for ladder_id in sorted(set(a_ratings) & set(b_ratings), key=lambda i: a_ratings[i].ladder.name):
             ra, rb = a_ratings[ladder_id], b_ratings[ladder_id]
             series = [
-                s
-                for s in (
+                drawn[0]
+                for drawn in (
                     _bot_series(a, ra, color=PALETTE[0], label=a.name),
                     _bot_series(b, rb, color=PALETTE[1], label=b.name),
                 )
-                if s is not None
+                if drawn is not None
             ]
             chart = rating_panels_svg(
                 [Panel(ra.ladder.name, series, y_label=CHART_Y_LABEL)],

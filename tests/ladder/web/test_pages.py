@@ -203,3 +203,28 @@ def test_chart_panels_dates_bands_and_palette():
     assert svg.count("chart-band") == 2 and "<title>game 3</title>" in svg
     assert "12:10" in svg and "UTC, 01 Mar 2025 12:00 to 01 Mar 2025 12:25" in svg
     assert PALETTE[0] in svg and PALETTE[1] in svg  # one colour per ladder, from Okabe-Ito
+
+
+def test_bot_page_versions_markers_and_reset(alice_client, client, ladder2, make_bot):
+    from django.db import transaction
+    from django.utils import timezone
+
+    from ladder.matches.services import match_create
+    from ladder.ratings.services import SeatOutcome, ratings_apply_match
+
+    a, b = make_bot(name="Versioned"), make_bot(name="Other")
+    for seed, version in ((501, "1.0"), (502, "1.0"), (503, "2.0")):
+        match = match_create(ladder_id=ladder2.pk, bot_ids=[a.pk, b.pk], seed=seed)
+        outcomes = [SeatOutcome(0, a.pk, 1, None, version), SeatOutcome(1, b.pk, 2, None, "")]
+        with transaction.atomic():
+            ratings_apply_match(
+                ladder=ladder2, match_id=match.pk, outcomes=outcomes, finished_at=timezone.now()
+            )
+    html = client.get(f"/bots/{a.pk}/").content.decode()
+    assert 'id="versions"' in html and "<code>2.0</code>" in html and "from parent" in html
+    assert html.count('class="chart-marker"') == 2 and "version 2.0" in html
+    assert 'id="version-form"' not in html  # not the owner
+    page = alice_client.post(f"/bots/{a.pk}/versions/", {"name": "3.0", "reset_rating": "on"}, follow=True)
+    assert "Version 3.0 starts from the ladder&#x27;s start rating" in page.content.decode()
+    page = alice_client.post(f"/bots/{a.pk}/versions/", {"name": "2.0", "reset_rating": "on"}, follow=True)
+    assert "has rated games" in page.content.decode()
