@@ -48,14 +48,18 @@ Decisions (each a finite list with stable ids; the first is always the safe fall
 - second level: `place:<space>:<dice>` (dice are tokens: c4 own colour showing 4, b3 black, F2 Donata's
   figure of colour 2, a value-6 die), `bag:<die>:coins|camels|jade`, `reroll:<die>`, `adjust:<die>:+1|-1`.
 - follow-up choices: `offer:free1|free2|jade1|jade2`, `seal:<seal>`, `route:[f<n>:]<end>:<cost>` /
-  `stop` / `skip` (a movement; Mailin may then move her other figure with the steps left),
+  `move:stop` / `skip` (a movement; Mailin may then move her other figure with the steps left, or stop),
   `extra:<city>|none` (upper Travel), `relocate:<city>`, `oasis:<c>coins+<k>camels` (Möngke),
-  `take:<city>:<slot>` / `done` / `decline` / `discard:<contract>` (contracts), `good:<g>`,
+  `take:<city>:<slot>` / `done` (the Contracts action), `contract:take:<city>:<slot>` / `decline` /
+  `discard:<contract>` (one contract as a bonus, or room made for one), `good:<g>`,
   `goods:<g1>+<g2>`, `marker:<id>` (CB7), `double:<city>` (Mailin), `times:<n>`, `ex:<exchange>:<n>`,
   `city:<city>[+<city>]` (city cards), `comp:<c>coins+<k>camels`, `pairs:...` (Isabella), `pick:<char>`,
-  `keep:<goal>`, `figures:<c1>+<c2>+<c3>` (Donata), `load:<goods>`, `cstep:[<n>:]<node>`,
+  `keep:<goal>`, `figures:<c1>+<c2>+<c3>` (Donata), `load:<goods>`, `cstep:[<n>:]<node>` / `stop`,
   `double|upgrade|sell:<good>`, `return:<tile>` (Caravans).
-  A choice with exactly one possibility is taken without asking.
+  A choice with exactly one possibility is taken without asking. Ids have no spaces and no id belongs to
+  two kinds: where two kinds would share an id, the rarer kind's id starts with its kind's name
+  (`move:stop`, `contract:take:XIA:1`). Records made before that rename (a movement's `stop`, a bonus
+  contract's `take:<city>:<slot>`) replay by the new ids (`Mp2State.upgrade_action_id`).
 
 Choices beyond the reference (documented deviations):
 - Jade stands in automatically for coins and camels a player lacks (never for goods); a player never

@@ -536,7 +536,7 @@ def _action_words(state: Mp2State, seat: int, action: Action) -> str:
         jade = int(d.get("jade", 0))
         return f"takes the {SEAL_TITLES[str(d['seal'])]}" + (f" and {_count(jade, 'jade')}" if jade else "")
     if kind == "move":
-        if aid == "stop":
+        if aid == "move:stop":
             return "ends its movement here"
         if aid == "skip":
             return "does not use the move"

@@ -1144,7 +1144,11 @@ class Mp2State(EffectStackState):
             for city, slot in places:
                 cid = self.contract_spaces[city][slot - 1]
                 actions.append(
-                    Action(f"take:{city}:{slot}", "contract", {"city": city, "slot": slot, "contract": cid})
+                    Action(
+                        f"contract:take:{city}:{slot}",
+                        "contract",
+                        {"city": city, "slot": slot, "contract": cid},
+                    )
                 )
             return actions
         if kind == "pile_full":
@@ -1520,7 +1524,7 @@ class Mp2State(EffectStackState):
     def _move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
         actions = []
         if int(effect["taken"]) > 0:
-            actions.append(Action("stop", "move", {}))
+            actions.append(Action("move:stop", "move", {}))
         elif effect["optional"]:
             actions.append(Action("skip", "move", {}))
         left = int(effect["left"])
@@ -1543,9 +1547,9 @@ class Mp2State(EffectStackState):
         return actions
 
     def _resolve_move(self, seat: int, effect: dict[str, Any], action: Action) -> None:
-        if action.id in ("stop", "skip"):
+        if action.id in ("move:stop", "skip"):
             self.pending.pop(0)
-            if action.id == "stop":
+            if action.id == "move:stop":
                 self._finish_move(effect)
             return
         details = action.details
@@ -1782,6 +1786,17 @@ class Mp2State(EffectStackState):
         scores = [r["vp"] for r in self.res]
         camels = [r["camels"] for r in self.res]
         return GameResult.from_keys(scores, camels, self.end_reason or "completed")
+
+    def upgrade_action_id(self, seat: int, action_id: str) -> str:
+        """Ids renamed so that no id belongs to two kinds: a movement's `stop` is now `move:stop` (a caravan's
+        stays `stop`), and a single contract taken as a bonus is `contract:take:<city>:<slot>` (the Contracts
+        action's stays `take:<city>:<slot>`). Neither id is stored in the state, so old hashes still hold."""
+        renamed = {"stop": "move:stop"}.get(action_id)
+        if renamed is None and action_id.startswith("take:"):
+            renamed = f"contract:{action_id}"
+        if renamed is not None and any(a.id == renamed for a in self.legal_actions(seat)):
+            return renamed
+        return action_id
 
     # --- views ------------------------------------------------------------------------------------------
     def _public(self) -> JsonDict:

@@ -133,6 +133,22 @@ def test_contracts_action_discards_to_make_room_then_pays_three_coins() -> None:
     assert all(c is not None for slots in state.contract_spaces.values() for c in slots)
 
 
+def test_a_post_in_a_contract_city_offers_one_of_its_contracts_by_its_own_ids() -> None:
+    state = start(2, ["abha", "dewu"])
+    clear_turn(state, 0, ["c1"])
+    state.active[0] = ["S1"]
+    state.markers.pop("XIA", None)
+    state.outposts.pop("XIA", None)
+    zero(state, 0, coins=10, camels=5)
+    act(state, "place:travel1:c1")
+    go(state, "XIA")
+    offered = state.contract_spaces["XIA"][1]
+    assert ids(state) == ["decline", "contract:take:XIA:1", "contract:take:XIA:2"]
+    act(state, "contract:take:XIA:2")
+    settle(state)
+    assert state.active[0] == ["S1", offered]
+
+
 def test_completing_a_contract_with_any_goods_and_jade_for_camels() -> None:
     state = start(2, ["abha", "dewu"])
     clear_turn(state, 0, ["c2"])

@@ -53,7 +53,7 @@ def test_mailin_has_two_figures_splits_a_travel_and_doubles_one_bonus() -> None:
     zero(state, 0, coins=20, camels=10)
     act(state, "place:travel2:c3+c3")
     go(state, "XIA", figure=0)
-    assert ids(state)[0] == "stop" and routes(state, "KAR", figure=1)  # the other figure may go on
+    assert ids(state)[0] == "move:stop" and routes(state, "KAR", figure=1)  # the other figure may go on
     go(state, "KAR", figure=1)
     settle(state)
     assert state.figures[0] == ["XIA", "KAR"] and set(state.posts[0]) == {"XIA", "KAR"}
