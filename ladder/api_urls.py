@@ -32,6 +32,17 @@ urlpatterns = [
     path("ladders/<int:ladder_id>/", ladders.LadderDetailApi.as_view(), name="ladder-detail"),
     path("ladders/<int:ladder_id>/leaderboard/", ladders.LeaderboardApi.as_view(), name="leaderboard"),
     path("ladders/<int:ladder_id>/seats/", ratings.LadderSeatsApi.as_view(), name="ladder-seats"),
+    path("ladders/<int:ladder_id>/seasons/", ratings.LadderSeasonsApi.as_view(), name="ladder-seasons"),
+    path(
+        "ladders/<int:ladder_id>/seasons/close/",
+        ratings.LadderSeasonCloseApi.as_view(),
+        name="ladder-season-close",
+    ),
+    path(
+        "ladders/<int:ladder_id>/seasons/<int:number>/",
+        ratings.LadderSeasonDetailApi.as_view(),
+        name="ladder-season",
+    ),
     path("bots/", bots.BotListApi.as_view(), name="bot-list"),
     path("bots/<int:bot_id>/", bots.BotDetailApi.as_view(), name="bot-detail"),
     path("bots/<int:bot_id>/retire/", bots.BotRetireApi.as_view(), name="bot-retire"),

@@ -30,6 +30,9 @@ class Ladder(models.Model):
         default=DEFAULT_PROVISIONAL_SIGMA,
         help_text="A bot whose OpenSkill sigma is above this is marked provisional on the leaderboard.",
     )
+    season = models.PositiveIntegerField(
+        default=1, help_text="The current season's number (closing a season starts the next)."
+    )
     house_bots_allowed = models.BooleanField(default=True, help_text="House bots may fill empty seats.")
     live_delay_steps = models.PositiveIntegerField(
         default=0, help_text="A running match's live view shows the game this many steps behind the play."

@@ -1,5 +1,5 @@
 """Statistics endpoints a bot author uses: a ladder's win rate by seat position, a bot's head-to-head table,
-and two bots compared. Layer: API (thin over `ladder.ratings.selectors`; the rules are in
+two bots compared; and a ladder's seasons (closed ones with their frozen standings; staff close one). Layer: API (thin over `ladder.ratings.selectors`; the rules are in
 `ladder.ratings.standing` and in each operation's description)."""
 
 from __future__ import annotations
@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Count
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import permissions, serializers
+from rest_framework import permissions, serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,6 +19,8 @@ from rest_framework.views import APIView
 from ladder.bots.models import Bot
 from ladder.core.api import parse_query
 from ladder.ladders.models import Ladder
+from ladder.ratings.models import Season
+from ladder.ratings.seasons import season_close, season_get, season_list, season_standings
 from ladder.ratings.selectors import (
     HeadToHead,
     Standing,
@@ -248,3 +252,119 @@ class BotCompareApi(APIView):
         return Response(
             {"bots": [{"id": a.pk, "name": a.name}, {"id": b.pk, "name": b.name}], "ladders": ladders}
         )
+
+
+SEASON_RULES = (
+    "Closing a season freezes its leaderboard (ranks, tiers, provisional marks, ratings and games) as the "
+    "season's standings, browsable for good, and starts the next season. A bot's first game of the new "
+    "season starts from its rating carried over: Elo and mu kept, sigma widened to sqrt(sigma^2 + (0.5 * "
+    "start sigma)^2), at most the start sigma; games and wins count from zero, so the new board lists "
+    "only bots that played in the new season."
+)
+
+
+class SeasonSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    name = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    closed_at = serializers.DateTimeField()
+    bots = serializers.IntegerField(help_text="bots in the frozen standings")
+
+
+class SeasonStandingSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    rank = serializers.IntegerField()
+    tier = serializers.IntegerField()
+    provisional = serializers.BooleanField()
+    bot = inline_serializer(
+        "SeasonStandingBot", {"id": serializers.IntegerField(), "name": serializers.CharField()}
+    )
+    elo = serializers.FloatField()
+    mu = serializers.FloatField()
+    sigma = serializers.FloatField()
+    conservative = serializers.FloatField()
+    games = serializers.IntegerField()
+    wins = serializers.IntegerField()
+
+
+def _season(season: Season, bots: int | None = None) -> dict[str, Any]:
+    return {
+        "number": season.number,
+        "name": season.name or f"Season {season.number}",
+        "started_at": serializers.DateTimeField().to_representation(season.started_at),
+        "closed_at": serializers.DateTimeField().to_representation(season.closed_at),
+        "bots": bots if bots is not None else season.standings.count(),
+    }
+
+
+class LadderSeasonsApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        description="The ladder's current season number and its closed seasons, newest first. "
+        + SEASON_RULES,
+        responses=inline_serializer(
+            "LadderSeasons",
+            {"current": serializers.IntegerField(), "closed": SeasonSerializer(many=True)},
+        ),
+    )
+    def get(self, request: Request, ladder_id: int) -> Response:
+        ladder = _ladder(ladder_id)
+        closed = season_list(ladder_id=ladder.pk).annotate(bots=Count("standings"))
+        return Response({"current": ladder.season, "closed": [_season(s, s.bots) for s in closed]})
+
+
+class LadderSeasonDetailApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        description="A closed season's frozen standings. " + SEASON_RULES,
+        responses=inline_serializer(
+            "SeasonDetail",
+            {"season": SeasonSerializer(), "standings": SeasonStandingSerializer(many=True)},
+        ),
+    )
+    def get(self, request: Request, ladder_id: int, number: int) -> Response:
+        ladder = _ladder(ladder_id)
+        try:
+            season = season_get(ladder_id=ladder.pk, number=number)
+        except ObjectDoesNotExist as exc:
+            raise NotFound(str(exc)) from exc
+        rows = list(season_standings(season=season))
+        standings = [
+            {
+                "position": r.position,
+                "rank": r.rank,
+                "tier": r.tier,
+                "provisional": r.provisional,
+                "bot": {"id": r.bot_id, "name": r.bot.name},
+                "elo": round(r.elo, 2),
+                "mu": round(r.mu, 4),
+                "sigma": round(r.sigma, 4),
+                "conservative": round(r.conservative, 4),
+                "games": r.games,
+                "wins": r.wins,
+            }
+            for r in rows
+        ]
+        return Response({"season": _season(season, len(rows)), "standings": standings})
+
+
+class SeasonCloseInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+
+
+class LadderSeasonCloseApi(APIView):
+    permission_classes = [permissions.IsAdminUser]
+
+    @extend_schema(
+        description="Staff: close the ladder's current season. " + SEASON_RULES,
+        request=SeasonCloseInputSerializer,
+        responses={201: SeasonSerializer},
+    )
+    def post(self, request: Request, ladder_id: int) -> Response:
+        ladder = _ladder(ladder_id)
+        data = SeasonCloseInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        season = season_close(ladder_id=ladder.pk, name=data.validated_data["name"])
+        return Response(_season(season), status=status.HTTP_201_CREATED)

@@ -21,6 +21,11 @@ ladder was last earned with) starts from its parent's rating: Elo and mu kept, s
 sqrt(sigma^2 + (0.6 * start sigma)^2), at most the start sigma (at the defaults, 2.0 becomes 5.39: the new
 version is provisional again and its results move it fast); or, when its owner chose "reset rating",
 from the ladder's start values. Matches whose version is unknown ("") continue the current one.
+
+Seasons: a bot's first game in a new season of its ladder starts from its last season's rating carried
+over: Elo and mu kept, sigma widened to sqrt(sigma^2 + (0.5 * start sigma)^2), at most the start sigma (at
+the defaults 2.0 becomes 4.63); its games and wins count again from zero. A new version at that game then
+starts from the carried-over rating.
 """
 
 from __future__ import annotations
@@ -156,3 +161,13 @@ def version_change(
     if not current and not reset:
         return None
     return version_start(before, params, reset=reset)
+
+
+SEASON_SIGMA_FRACTION = 0.5
+
+
+def season_carry_over(last: SeatRating, params: RatingParams) -> SeatRating:
+    """The rating a bot starts a new season from (see the module docstring)."""
+    widen = SEASON_SIGMA_FRACTION * params.sigma
+    sigma = min(float(params.sigma), math.sqrt(last.sigma**2 + widen**2))
+    return SeatRating(elo=last.elo, mu=last.mu, sigma=sigma)

@@ -28,6 +28,7 @@ class Rating(models.Model):
     version = models.CharField(
         max_length=64, blank=True, default="", help_text="The bot version the rating was last earned with."
     )
+    season = models.PositiveIntegerField(default=1, help_text="The ladder season these values belong to.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -60,6 +61,7 @@ class RatingLedger(models.Model):
     version = models.CharField(
         max_length=64, blank=True, default="", help_text="The version the bot reported for this match."
     )
+    season = models.PositiveIntegerField(default=1, help_text="The ladder season the match was rated in.")
     elo_before = models.FloatField()
     elo_after = models.FloatField()
     mu_before = models.FloatField()
@@ -91,3 +93,41 @@ class RatingLedger(models.Model):
     @property
     def conservative_after(self) -> float:
         return conservative(self.mu_after, self.sigma_after)
+
+
+class Season(models.Model):
+    """A closed season of a ladder: its final standings are frozen in `SeasonStanding` rows."""
+
+    ladder = models.ForeignKey("ladders.Ladder", on_delete=models.CASCADE, related_name="seasons")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=120, blank=True, default="")
+    started_at = models.DateTimeField()
+    closed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["ladder_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["ladder", "number"], name="season_unique_number")]
+
+    def __str__(self) -> str:
+        return self.name or f"{self.ladder} season {self.number}"
+
+
+class SeasonStanding(models.Model):
+    """One bot's final place in a closed season (the leaderboard row at the close, as it was)."""
+
+    season = models.ForeignKey(Season, on_delete=models.CASCADE, related_name="standings")
+    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="season_standings")
+    position = models.PositiveIntegerField()
+    rank = models.PositiveIntegerField()
+    tier = models.PositiveIntegerField()
+    provisional = models.BooleanField()
+    elo = models.FloatField()
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    conservative = models.FloatField()
+    games = models.PositiveIntegerField()
+    wins = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["season_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["season", "bot"], name="season_standing_unique_bot")]

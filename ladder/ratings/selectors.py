@@ -58,10 +58,12 @@ class Standing:
 
 
 def leaderboard_standings(*, ladder: Ladder, owner: str | None = None) -> list[Standing]:
-    """The ladder's board in rank order: active bots with at least one rated game, ranked, marked and
-    grouped by `ladder.ratings.standing` over the whole ladder (an owner filter keeps the ranks)."""
+    """The ladder's board in rank order: active bots with at least one rated game in the current season,
+    ranked, marked and grouped by `ladder.ratings.standing` over the whole ladder (an owner filter keeps
+    the ranks)."""
+    season = Ladder.objects.filter(pk=ladder.pk).values_list("season", flat=True).first() or 1
     rows = list(
-        Rating.objects.filter(ladder_id=ladder.pk, bot__active=True, games__gte=1)
+        Rating.objects.filter(ladder_id=ladder.pk, season=season, bot__active=True, games__gte=1)
         .order_by("id")
         .values(*LEADERBOARD_VALUES)
     )
@@ -125,7 +127,7 @@ def rating_history(
 
 def bot_standings(*, bot_id: int) -> dict[int, Standing]:
     """The bot's leaderboard row on each ladder it is listed on, by ladder id."""
-    ladders = Ladder.objects.filter(ratings__bot_id=bot_id, ratings__games__gte=1)
+    ladders = Ladder.objects.filter(ratings__bot_id=bot_id, ratings__games__gte=1).distinct()
     found = {}
     for ladder in ladders:
         row = next((r for r in leaderboard_standings(ladder=ladder) if r.bot_id == bot_id), None)

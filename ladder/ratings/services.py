@@ -55,7 +55,8 @@ def ratings_apply_match(
     rating_rows_ensure(ladder=ladder, bot_ids=bot_ids)
     locked = list(Rating.objects.select_for_update().filter(ladder=ladder, bot_id__in=bot_ids).order_by("id"))
     by_bot = {r.bot_id: r for r in locked}
-    before = [_start_of_match(ladder, by_bot[o.bot_id], o, finished_at) for o in outcomes]
+    season = Ladder.objects.filter(pk=ladder.pk).values_list("season", flat=True).get()
+    before = [_start_of_match(ladder, season, by_bot[o.bot_id], o, finished_at) for o in outcomes]
     after = elo.rate_match(before, [o.rank for o in outcomes], ladder.params)
     rows = []
     for outcome, old, new in zip(outcomes, before, after, strict=True):
@@ -68,6 +69,7 @@ def ratings_apply_match(
                 rank=outcome.rank,
                 score=outcome.score,
                 version=outcome.version,
+                season=season,
                 elo_before=old.elo,
                 elo_after=new.elo,
                 mu_before=old.mu,
@@ -87,15 +89,22 @@ def ratings_apply_match(
     RatingLedger.objects.bulk_create(rows)
     Rating.objects.bulk_update(
         locked,
-        ["elo", "mu", "sigma", "games", "wins", "last_played_at", "last_match", "version", "updated_at"],
+        [*_FIELDS[:-1], "last_match", "updated_at"],
     )
     transaction.on_commit(lambda: leaderboard_cache_invalidate(ladder_id=ladder.pk))
     return rows
 
 
-def _start_of_match(ladder: Ladder, rating: Rating, outcome: SeatOutcome, at: datetime) -> elo.SeatRating:
-    """The rating the seat's game is rated from: its current one, or a new version's start."""
+def _start_of_match(
+    ladder: Ladder, season: int, rating: Rating, outcome: SeatOutcome, at: datetime
+) -> elo.SeatRating:
+    """The rating the seat's game is rated from: its current one, carried over into a new season (its
+    games and wins then count from zero), and a new version's start. Changes `rating`'s season counters."""
     current = elo.SeatRating(elo=rating.elo, mu=rating.mu, sigma=rating.sigma)
+    rated_before = rating.games > 0 or rating.season != season
+    if rating.season != season:
+        current = elo.season_carry_over(current, ladder.params)
+        rating.season, rating.games, rating.wins = season, 0, 0
     if not outcome.version:
         return current
     version = bot_version_record(bot_id=outcome.bot_id, name=outcome.version, at=at)
@@ -105,7 +114,7 @@ def _start_of_match(ladder: Ladder, rating: Rating, outcome: SeatOutcome, at: da
     start = elo.version_change(
         current,
         ladder.params,
-        games=rating.games,
+        games=1 if rated_before else 0,
         current=rating.version,
         new=version.name,
         reset=version.reset_rating and first_here,
@@ -122,6 +131,8 @@ class _Running:
     last_match_id: int | None = None
     version: str = ""
     versions: set[str] = field(default_factory=set)  # versions rated on this ladder so far
+    season: int = 1
+    rated: bool = False  # rated on this ladder before, in any season
 
 
 @dataclass
@@ -137,7 +148,7 @@ class RecomputeReport:
         return not self.ledger_mismatches and not self.rating_differences
 
 
-_FIELDS = ("elo", "mu", "sigma", "games", "wins", "last_played_at", "version", "last_match_id")
+_FIELDS = ("elo", "mu", "sigma", "games", "wins", "last_played_at", "version", "season", "last_match_id")
 
 
 def ratings_recompute(*, write: bool = True) -> RecomputeReport:
@@ -177,10 +188,13 @@ def _rebuild_from_ledger(
         params = ladder.params
         states = [running.setdefault((ladder.pk, r.bot_id), _Running(elo.initial(params))) for r in rows]
         for row, state in zip(rows, states, strict=True):
+            if row.season != state.season:
+                state.rating = elo.season_carry_over(state.rating, params)
+                state.season, state.games, state.wins = row.season, 0, 0
             start = elo.version_change(
                 state.rating,
                 params,
-                games=state.games,
+                games=1 if state.rated else 0,
                 current=state.version,
                 new=row.version,
                 reset=(row.bot_id, row.version) in resets and row.version not in state.versions,
@@ -206,6 +220,7 @@ def _rebuild_from_ledger(
             state.wins += 1 if row.rank == 1 else 0
             state.last_played_at = row.created_at
             state.last_match_id = match_id
+            state.rated = True
             if row.version:
                 state.version = row.version
                 state.versions.add(row.version)
@@ -223,6 +238,7 @@ def _rebuilt_fields(state: _Running) -> dict[str, Any]:
         "wins": state.wins,
         "last_played_at": state.last_played_at,
         "version": state.version,
+        "season": state.season,
         "last_match_id": state.last_match_id,
     }
 

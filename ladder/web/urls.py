@@ -10,6 +10,7 @@ app_name = "web"
 urlpatterns = [
     path("", views.home, name="home"),
     path("ladders/<slug:slug>/", views.leaderboard, name="leaderboard"),
+    path("ladders/<slug:slug>/seasons/<int:number>/", views.season_detail, name="season"),
     path("games/<str:game_id>/", game_views.game_reference_page, name="game-reference"),
     path("bots/new/", views.bot_new, name="bot-new"),
     path("bots/<int:bot_id>/", views.bot_detail, name="bot"),

@@ -14,7 +14,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
@@ -31,6 +31,7 @@ from ladder.ladders.selectors import game_has_board, ladder_list, ladder_list_wi
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.selectors import match_list, match_live_watchable, match_secrets_revealed
 from ladder.ratings.models import Rating, RatingLedger
+from ladder.ratings.seasons import season_get, season_list, season_standings
 from ladder.ratings.selectors import (
     bot_ratings,
     bot_standings,
@@ -94,9 +95,26 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
         "seat_matches": seats[0].games if seats else 0,
         "fair_share": 1 / ladder.num_players,
         "rules": RANKING_RULES,
+        "seasons": list(season_list(ladder_id=ladder.pk)),
         "recent": recent,
     }
     return render(request, "web/leaderboard.html", context)
+
+
+def season_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """A closed season's frozen standings."""
+    ladder = get_object_or_404(Ladder, slug=slug)
+    try:
+        season = season_get(ladder_id=ladder.pk, number=number)
+    except ObjectDoesNotExist as exc:
+        raise Http404(str(exc)) from exc
+    context = {
+        "ladder": ladder,
+        "season": season,
+        "standings": list(season_standings(season=season)),
+        "seasons": list(season_list(ladder_id=ladder.pk)),
+    }
+    return render(request, "web/season.html", context)
 
 
 CHART_Y_LABEL = "OpenSkill \u03bc \u00b1 2\u03c3"
