@@ -94,7 +94,9 @@ class GameSchemaApi(APIView):
 
 
 class LadderOutputSerializer(serializers.ModelSerializer):
-    rated_bots = serializers.IntegerField(read_only=True, help_text="active bots with a rated game here")
+    rated_bots = serializers.IntegerField(
+        read_only=True, help_text="active bots with a rated game here in the current season"
+    )
 
     class Meta:
         model = Ladder

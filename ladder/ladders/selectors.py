@@ -67,11 +67,13 @@ def ladder_list(*, game_id: str | None = None, include_inactive: bool = False) -
 
 
 def _with_rated_bots(ladders: QuerySet[Ladder]) -> QuerySet[Ladder]:
-    """`rated_bots`: active bots with at least one rated game on the ladder (a subquery, so further
-    annotations never multiply it)."""
+    """`rated_bots`: active bots with at least one rated game on the ladder in its current season (a
+    subquery, so further annotations never multiply it)."""
     from ladder.ratings.models import Rating
 
-    rated = Rating.objects.filter(ladder=OuterRef("pk"), games__gt=0, bot__active=True)
+    rated = Rating.objects.filter(
+        ladder=OuterRef("pk"), season=OuterRef("season"), games__gt=0, bot__active=True
+    )
     return ladders.annotate(rated_bots=_count(rated))
 
 

@@ -44,6 +44,7 @@ def test_close_freezes_standings_and_carries_ratings_over(
         (r.bot_id, r.rank, r.tier, r.games) for r in board
     ]
     assert api.get(f"{API}ladders/{ladder2.pk}/leaderboard/").json()["results"] == []  # a fresh board
+    assert api.get(f"{API}ladders/{ladder2.pk}/").json()["rated_bots"] == 0
     last = RatingLedger.objects.filter(bot=bots[0]).order_by("-id").first()
     with django_capture_on_commit_callbacks(execute=True):  # the result invalidates the cached board
         match = play(ladder2, [bots[0], bots[1]], 700)
