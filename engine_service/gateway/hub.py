@@ -237,6 +237,7 @@ class Hub:
         self.sessions: dict[str, Session] = {}
         self.closed: OrderedDict[str, str] = OrderedDict()  # why the last sessions ended, by session id
         self.shutting_down = False
+        self.draining = False  # `drain()`: no new streams or matches; streams leave as their matches end
         self.finished: str | None = None  # `finish()`: the message every stream is told in `Goodbye`
         self._open_lock = asyncio.Lock()
         self._loop = asyncio.get_running_loop()
@@ -514,6 +515,8 @@ class Hub:
                 relay_pb2.OUTCOME_WRONG_GAME, f"the session plays {list(session.games)}, not {match.game_id}"
             )
         slot = session.matches.get(match.match_id)
+        if slot is None and self.draining:
+            return reply(relay_pb2.OUTCOME_NO_SESSION, f"gateway {self.gateway_id} is draining")
         if slot is None:
             if len(session.matches) >= session.capacity:
                 return reply(
@@ -588,6 +591,8 @@ class Hub:
             session.match_ended(ended.match_id)
         with contextlib.suppress(SendFailed):
             await session.send(bot_pb2.ServerMessage(match_ended=ended))
+        if self.draining and not session.matches:
+            self._move(session)
         await self._publish_matches(session)
         return relay_pb2.EndMatchResponse(outcome=relay_pb2.OUTCOME_OK)
 
@@ -646,6 +651,25 @@ class Hub:
             with contextlib.suppress(SendFailed, TimeoutError):
                 await asyncio.wait_for(session.send(self.goodbye()), 1.0)
             session.request_close(grpc.StatusCode.OK, f"finished: {message}", goodbye=message)
+
+    async def drain(self) -> None:
+        """Begin a rolling restart: refuse new streams, leave the registry (no worker seats a bot here again)
+        and refuse new matches; a stream with no match closes at once with UNAVAILABLE, the others as their
+        last match ends, so each bot reconnects (through the load balancer) to another gateway. `shutdown()`
+        later moves whatever is still playing."""
+        self.shutting_down = self.draining = True
+        async with self._open_lock:  # a stream being opened is registered by now
+            sessions = list(self.sessions.values())
+        for session in sessions:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.registry.unregister, session.session_id)
+            if not session.matches:
+                self._move(session)
+
+    def _move(self, session: Session) -> None:
+        session.request_close(
+            grpc.StatusCode.UNAVAILABLE, "gateway draining; reconnect", gateway_shutdown=True
+        )
 
     async def shutdown(self) -> None:
         """Close every stream with UNAVAILABLE (reconnect elsewhere) and leave the registry."""

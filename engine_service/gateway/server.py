@@ -4,6 +4,14 @@ Layer: gateway entry point (`python -m engine_service.gateway.server`). It wires
 verifier, the session registry and the hub into two grpc.aio servers: bots connect to the bot address
 (public), workers call the relay address (internal). Both serve grpc.health.v1 and server reflection, so
 `grpcurl` and other generic clients can explore them. It holds no match loop.
+
+Stopping: SIGINT, or SIGTERM when CARAVANSERAI_GATEWAY_DRAIN_SECONDS is 0 (the default), closes every bot
+stream at once with UNAVAILABLE: the bots reconnect and their matches resume elsewhere, excused. With
+CARAVANSERAI_GATEWAY_DRAIN_SECONDS=N (the deployment files set 30), SIGTERM drains the gateway for a rolling
+restart instead: the bot server's health turns NOT_SERVING (the load balancer sends no more bots here), new
+streams and new matches are refused, each stream closes with UNAVAILABLE as soon as it plays no match (its
+bot reconnects to another gateway), and the process exits once no stream is left, or after N seconds, when
+the matches still playing move as above. A second SIGTERM stops at once.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -154,6 +163,19 @@ class Gateway:
             self.relay_port,
         )
 
+    async def drain(self, timeout: float) -> int:
+        """Take no new bots or matches and wait, up to `timeout` seconds, for every stream to leave as its
+        matches end (`Hub.drain`); the streams still open then (their matches move in `stop()`)."""
+        if self._health:
+            self._health[0].enter_graceful_shutdown()  # the bot server's: the load balancer looks there
+        if self.hub is None:
+            return 0
+        await self.hub.drain()
+        until = asyncio.get_running_loop().time() + timeout
+        while self.hub.sessions and asyncio.get_running_loop().time() < until:
+            await asyncio.sleep(0.1)
+        return len(self.hub.sessions)
+
     async def stop(self, grace: float = 1.0, *, final: str | None = None) -> None:
         """Close every stream: with `final`, for good (`Goodbye{final}`, status OK: do not reconnect), else
         UNAVAILABLE (reconnect: a restart)."""
@@ -274,14 +296,44 @@ async def serve(config: GatewayConfig) -> None:
         "relay_address": gateway.config.advertised_relay,
     }
     print(f"READY {json.dumps(ready)}", flush=True)  # one machine-readable line for supervisors and tests
-    stop = asyncio.Event()
+    drain, stop = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+
+    seconds = drain_seconds()
+
+    def on_term() -> None:
+        (stop if drain.is_set() or not seconds else drain).set()
+
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGTERM, on_term)
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+    await asyncio.wait(
+        [asyncio.ensure_future(drain.wait()), asyncio.ensure_future(stop.wait())],
+        return_when=asyncio.FIRST_COMPLETED,
+    )
+    if not stop.is_set():
+        log.info(
+            "gateway draining: no new bots or matches; exiting when every stream has left (%gs at most)",
+            seconds,
+        )
+        draining = asyncio.ensure_future(gateway.drain(seconds))
+        await asyncio.wait(
+            [draining, asyncio.ensure_future(stop.wait())], return_when=asyncio.FIRST_COMPLETED
+        )
+        left = draining.result() if draining.done() else len(gateway.hub.sessions)
+        log.info("gateway drained: %d stream(s) still open move to other gateways", left)
     log.info("gateway stopping: closing bot streams with UNAVAILABLE")
     await gateway.stop(grace=2.0)
+
+
+def drain_seconds(env: dict[str, str] | None = None) -> float:
+    raw = (os.environ if env is None else env).get("CARAVANSERAI_GATEWAY_DRAIN_SECONDS") or ""
+    try:
+        return max(0.0, float(raw)) if raw else 0.0
+    except ValueError:
+        raise ValueError(
+            f"CARAVANSERAI_GATEWAY_DRAIN_SECONDS must be a number of seconds, not {raw!r}"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -195,13 +195,19 @@ class Stack:
             return json.loads(response.read())
 
     # --- processes -----------------------------------------------------------------------------------------
-    def spawn(self, name: str, argv: list[str]) -> Proc:
-        proc = self.procs[name] = Proc(name, argv, self.env, self.logs)
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Proc:
+        """Start a process in this stack's environment (with `env` over it), logging to logs/<name>.log."""
+        proc = self.procs[name] = Proc(name, argv, {**self.env, **(env or {})}, self.logs)
         return proc
 
-    def start_gateway(self) -> Proc:
-        gateway = self.spawn("gateway", [PYTHON, "-m", "engine_service.gateway.server"])
-        wait_for(lambda: "READY " in gateway.output() or gateway.popen.poll() is not None, 30, "the gateway")
+    @property
+    def bot_target(self) -> str:
+        """Where the bots connect: the gateway (a subclass may put a load balancer there)."""
+        return f"127.0.0.1:{self.bot_port}"
+
+    def start_gateway(self, name: str = "gateway", env: dict[str, str] | None = None) -> Proc:
+        gateway = self.spawn(name, [PYTHON, "-m", "engine_service.gateway.server"], env)
+        wait_for(lambda: "READY " in gateway.output() or gateway.popen.poll() is not None, 30, f"the {name}")
         assert gateway.popen.poll() is None, gateway.output()
         return gateway
 
@@ -216,13 +222,26 @@ class Stack:
         )  # fmt: skip
 
     def start(self) -> Stack:
+        self.prepare_database()
+        self.start_gateway()
+        self.start_workers()
+        self.start_web()
+        for i, (bot_id, token) in enumerate(sorted(self.info["tokens"].items())):
+            self.start_python_bot(bot_id, token, seed=i)
+        wait_for(self._web_up, 30, "the web server")
+        return self
+
+    def prepare_database(self) -> None:
+        """A fresh database, migrated, with the ladders, house bots and `bots` registered bots."""
         if self.server_url:
             self._admin(f'CREATE DATABASE "{self.db_name}"')
         subprocess.run(
             [PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True
         )
         self.info = self.run_script(SETUP, [self.n_bots, 16])  # the ladder's most; the bots say less
-        self.start_gateway()
+
+    def start_workers(self) -> None:
+        """`workers` worker processes (every queue) and beat, if the stack has it."""
         for i in range(self.n_workers):
             self.start_worker(f"worker{i + 1}")
         if self.beat:
@@ -230,6 +249,8 @@ class Stack:
                 "beat",
                 [PYTHON, "-m", "celery", "-A", "workers.celery_app", "beat", "-s", str(self.var / "beat")],
             )
+
+    def start_web(self) -> None:
         self.spawn(
             "web",
             [
@@ -243,15 +264,15 @@ class Stack:
                 "1",
             ],
         )
+
+    def start_python_bot(self, bot_id: Any, token: str, seed: int) -> Proc:
+        """A Python SDK bot (slow_bot.py) connecting to `bot_target`."""
         slow_bot = str(Path(__file__).with_name("slow_bot.py"))
-        for i, (bot_id, token) in enumerate(sorted(self.info["tokens"].items())):
-            self.spawn(
-                f"bot{bot_id}",
-                [PYTHON, slow_bot, "--target", f"127.0.0.1:{self.bot_port}", "--token", token, "--seed", str(i),
-                 "--delay", str(self.bot_delay), "--concurrent", str(self.bot_concurrency)],
-            )  # fmt: skip
-        wait_for(self._web_up, 30, "the web server")
-        return self
+        return self.spawn(
+            f"bot{bot_id}",
+            [PYTHON, slow_bot, "--target", self.bot_target, "--token", token, "--seed", str(seed),
+             "--delay", str(self.bot_delay), "--concurrent", str(self.bot_concurrency)],
+        )  # fmt: skip
 
     def run_script(self, script: str, args: Any) -> Any:
         """Run `script` with Django set up in this stack's environment; its last line of output, as JSON."""
