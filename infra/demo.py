@@ -495,7 +495,7 @@ class Demo:
         self.stop_matches()
         if self.feed is not None:
             self.feed.poll(self.say)
-            self.say("leaderboards (Elo, games):")
+            self.say("leaderboards (mu - 3 sigma, ? provisional, games):")
             self.report_leaderboards()
             elapsed = time.monotonic() - self.started_at
             self.say(f"stopping: {self.feed.total} matches played in {elapsed:.0f}s")
@@ -507,12 +507,15 @@ class Demo:
     # --- progress ------------------------------------------------------------------------------------------
     def report_leaderboards(self) -> None:
         from ladder.ladders.models import Ladder
-        from ladder.ratings.models import Rating
+        from ladder.ratings.selectors import leaderboard_standings
 
         slugs = [ladder.slug for ladder in demo_ladders()]
         for ladder in Ladder.objects.filter(slug__in=slugs).order_by("game_id", "num_players", "slug"):
-            top = Rating.objects.filter(ladder=ladder, games__gt=0).select_related("bot").order_by("-elo")[:6]
-            row = "  ".join(f"{r.bot.name} {r.elo:.0f} ({r.games})" for r in top) or "no rated bots yet"
+            top = leaderboard_standings(ladder=ladder)[:6]
+            row = "  ".join(
+                f"{r.bot_name} {r.conservative:.1f}{'?' if r.provisional else ''} ({r.games})" for r in top
+            )
+            row = row or "no rated bots yet"
             self.say(f"  {ladder.slug:<19} {row}")
 
     def print_urls(self, tournament: str | None = None) -> None:
@@ -553,7 +556,7 @@ class Demo:
                 if not child.alive and not child.name.startswith("bot-"):
                     raise RuntimeError(f"{child.name} stopped unexpectedly:\n{child.tail()}")
             if time.monotonic() - last_board >= 60:
-                self.say("leaderboards (Elo, games):")
+                self.say("leaderboards (mu - 3 sigma, ? provisional, games):")
                 self.report_leaderboards()
                 last_board = time.monotonic()
             time.sleep(1.0)
