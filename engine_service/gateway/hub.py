@@ -324,6 +324,8 @@ class Hub:
                     matches=0,
                     connected_at=now,
                     heartbeat_at=now,
+                    asked=wanted,
+                    bot_version=hello.bot_version[:64],
                 ),
             )
         log.info(

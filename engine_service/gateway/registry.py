@@ -38,6 +38,8 @@ class SessionInfo:
     matches: int
     connected_at: float
     heartbeat_at: float
+    asked: int = 0  # the capacity the bot's Hello asked for (`capacity` is what it was granted)
+    bot_version: str = ""  # the version string of the bot's Hello
 
     @property
     def free(self) -> int:
@@ -55,6 +57,8 @@ class SessionInfo:
             "matches": self.matches,
             "connected_at": self.connected_at,
             "heartbeat_at": self.heartbeat_at,
+            "asked": self.asked,
+            "bot_version": self.bot_version,
         }
 
 
@@ -163,11 +167,23 @@ CREATE TABLE IF NOT EXISTS gateways (
 CREATE TABLE IF NOT EXISTS sessions (
     session_id TEXT PRIMARY KEY, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL, gateway_id TEXT NOT NULL,
     relay_address TEXT NOT NULL, games TEXT NOT NULL, capacity INTEGER NOT NULL, matches INTEGER NOT NULL,
-    connected_at REAL NOT NULL, heartbeat_at REAL NOT NULL);
+    connected_at REAL NOT NULL, heartbeat_at REAL NOT NULL, asked INTEGER NOT NULL DEFAULT 0,
+    bot_version TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS sessions_bot ON sessions (bot_id);
 CREATE TABLE IF NOT EXISTS revocations (
     id INTEGER PRIMARY KEY AUTOINCREMENT, bot_id TEXT NOT NULL, at REAL NOT NULL);
 """
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """A registry file made before `asked` and `bot_version` existed gets them (with their defaults)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+    for column, declaration in (
+        ("asked", "INTEGER NOT NULL DEFAULT 0"),
+        ("bot_version", "TEXT NOT NULL DEFAULT ''"),
+    ):
+        if column not in have:
+            conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} {declaration}")
 
 
 class SqliteRegistry(_RememberedSessions):
@@ -181,6 +197,7 @@ class SqliteRegistry(_RememberedSessions):
         self._local = threading.local()
         with self._conn() as conn:
             conn.executescript(_SCHEMA)
+            _add_missing_columns(conn)
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -204,12 +221,14 @@ class SqliteRegistry(_RememberedSessions):
             session.matches,
             session.connected_at,
             session.heartbeat_at,
+            session.asked,
+            session.bot_version,
         )
 
     def register(self, session: SessionInfo) -> None:
         self._remember(session)
         self._conn().execute(
-            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)", self._row(session)
+            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", self._row(session)
         )
 
     def unregister(self, session_id: str) -> None:
@@ -228,7 +247,8 @@ class SqliteRegistry(_RememberedSessions):
         try:
             conn.execute("INSERT OR REPLACE INTO gateways VALUES (?,?,?)", (gateway_id, relay_address, now))
             conn.executemany(
-                "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)", [self._row(s) for s in mine]
+                "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [self._row(s) for s in mine],
             )
             conn.execute("DELETE FROM sessions WHERE heartbeat_at < ?", (now - 6 * self.ttl,))
             conn.execute("DELETE FROM gateways WHERE heartbeat_at < ?", (now - 6 * self.ttl,))
@@ -256,11 +276,13 @@ class SqliteRegistry(_RememberedSessions):
     def sessions(self) -> list[SessionInfo]:
         rows = self._conn().execute(
             "SELECT session_id, bot_id, bot_name, gateway_id, relay_address, games, capacity, matches, "
-            "connected_at, heartbeat_at FROM sessions WHERE heartbeat_at >= ?",
+            "connected_at, heartbeat_at, asked, bot_version FROM sessions WHERE heartbeat_at >= ?",
             (time.time() - self.ttl,),
         )
         return [
-            SessionInfo(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7], r[8], r[9])
+            SessionInfo(
+                r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7], r[8], r[9], r[10], r[11]
+            )
             for r in rows.fetchall()
         ]
 
@@ -389,6 +411,8 @@ class RedisRegistry(_RememberedSessions):
                 matches=int(data["matches"]),
                 connected_at=float(data["connected_at"]),
                 heartbeat_at=float(data["heartbeat_at"]),
+                asked=int(data.get("asked", 0)),
+                bot_version=str(data.get("bot_version", "")),
             )
             if info.heartbeat_at >= cutoff:
                 found.append(info)

@@ -116,3 +116,25 @@ def test_a_store_that_lost_its_data_has_every_open_session_again_after_one_heart
     [b1, b2] = online_bots(registry)
     assert (b1.bot_id, b1.capacity, b1.matches, b2.bot_id) == ("b1", 3, 2, "b2")
     assert set(registry.live_gateways()) == {"g1"}
+
+
+def test_a_registry_file_from_before_asked_and_version_gains_them(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:  # the sessions table as it was before these columns
+        conn.execute(
+            "CREATE TABLE sessions (session_id TEXT PRIMARY KEY, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL,"
+            " gateway_id TEXT NOT NULL, relay_address TEXT NOT NULL, games TEXT NOT NULL,"
+            " capacity INTEGER NOT NULL, matches INTEGER NOT NULL, connected_at REAL NOT NULL,"
+            " heartbeat_at REAL NOT NULL)"
+        )
+    registry = SqliteRegistry(path, ttl=10)
+    now = time.time()
+    session = SessionInfo(
+        "s1", "7", "marco", "gw", "127.0.0.1:1", ("expedition-v1",), 2, 0, now, now, 4, "v1.2"
+    )
+    registry.register(session)
+    registry.heartbeat("gw", "127.0.0.1:1", ["s1"])
+    [found] = registry.sessions()
+    assert (found.asked, found.capacity, found.bot_version) == (4, 2, "v1.2")
