@@ -580,6 +580,8 @@ class RemoteSeat(Seat):
                 continue
             if reply.outcome == relay_pb2.OUTCOME_OK:
                 self.session = session
+                if not resumed:
+                    self.version = session.bot_version  # the version it started the match with
                 return True
         return False
 

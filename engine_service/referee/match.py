@@ -119,6 +119,8 @@ def run_match(
     bank = [time_control.time_bank_seconds] * num_players
     fault_count = [0] * num_players
     _start_seats(seats, infos, record)
+    for seat_info, seat in zip(record.seats, seats, strict=True):
+        seat_info.version = str(seat.version)[:64]
 
     while not state.is_over():
         stop_reason = should_stop() if should_stop is not None else None

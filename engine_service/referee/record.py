@@ -24,6 +24,7 @@ class SeatInfo:
     name: str
     kind: str = "house"  # "house" (in-process policy) or "remote" (a connected bot)
     bot_id: str | None = None
+    version: str = ""  # the version the bot reported (its Hello's bot_version); "" when unknown
 
 
 @dataclass
@@ -69,7 +70,7 @@ class MatchRecord:
             "num_players": self.num_players,
             "options": self.options,
             "seed": self.seed,
-            "seats": [asdict(s) for s in self.seats],
+            "seats": [_seat_json(s) for s in self.seats],
             "actions": [[seat, action] for seat, action in self.actions],
             "hash_every": self.hash_every,
             "hashes": {str(step): h for step, h in sorted(self.hashes.items())},
@@ -128,3 +129,11 @@ class MatchRecord:
         except OSError as exc:
             raise RecordError(f"cannot read {path}: {exc.strerror}") from exc
         return MatchRecord.loads(text)
+
+
+def _seat_json(seat: SeatInfo) -> dict[str, Any]:
+    """A seat as JSON; `version` only when known, so records of bots that report none stay as they were."""
+    data = asdict(seat)
+    if not data["version"]:
+        del data["version"]
+    return data

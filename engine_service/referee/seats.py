@@ -91,6 +91,7 @@ class Seat(ABC):
     name: str
     kind: str = "house"
     bot_id: str | None = None
+    version: str = ""  # the version the bot reported, known once `start` returns ("" when none)
 
     def start(self, info: MatchInfo) -> None:  # noqa: B027 - optional hook
         """Called once before the first decision."""

@@ -199,7 +199,14 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
                 ladder=match.ladder,
                 match_id=match.pk,
                 outcomes=[
-                    SeatOutcome(seat=s.index, bot_id=s.bot_id, rank=s.rank, score=s.score) for s in seats
+                    SeatOutcome(
+                        seat=s.index,
+                        bot_id=s.bot_id,
+                        rank=s.rank,
+                        score=s.score,
+                        version=record.seats[s.index].version,
+                    )
+                    for s in seats
                 ],
                 finished_at=now,
             )

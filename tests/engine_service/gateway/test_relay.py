@@ -377,3 +377,17 @@ def test_redis_registry_end_to_end(tmp_path: Path) -> None:
         stack.gateway.stop()
         for key in registry.client.scan_iter(f"{prefix}:*"):
             registry.client.delete(key)
+
+
+def test_the_version_in_the_bots_hello_is_recorded_with_its_seat(stack: Stack) -> None:
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=first_legal)
+    bot.connect(
+        bot_pb2.Hello(bot_name="raw", bot_version="git-1a2b3c", games=[GAME], max_concurrent_matches=1)
+    )
+    wait_for_bot(stack.registry, "raw1")
+    seat = RemoteSeat("raw1", "raw-one", stack.registry)
+    record = run_match(GAME, 2, 31, [seat, house(3)], time_control=FAST)
+    assert record.seats[0].version == "git-1a2b3c" and record.seats[1].version == ""
+    assert MatchRecord.from_json(record.to_json()).seats[0].version == "git-1a2b3c"
+    assert "version" not in record.to_json()["seats"][1]  # a seat with no version reads as before
+    bot.close()

@@ -73,3 +73,17 @@ def test_revoking_a_bot_cancels_its_matches_not_yet_started(ladder2, make_bot, u
     running.refresh_from_db()
     assert queued.status == MatchStatus.CANCELLED and "token was revoked" in queued.error
     assert running.status == MatchStatus.RUNNING  # a running match deals with the disconnect itself
+
+
+def test_the_version_a_seat_reported_reaches_its_rating(ladder2, make_bot):
+    from ladder.bots.models import BotVersion
+    from ladder.ratings.models import RatingLedger
+
+    bots = [make_bot(name="Marco"), make_bot(name="Maffeo")]
+    seats = [HouseSeat(make_policy("random", seed=i)) for i in range(2)]
+    match, record = _played(ladder2, bots, seats)
+    record.seats[0].version = "v3.1"
+    assert match_record_result(match_id=match.pk, record=record)
+    assert RatingLedger.objects.get(match=match, bot=bots[0]).version == "v3.1"
+    assert RatingLedger.objects.get(match=match, bot=bots[1]).version == ""
+    assert BotVersion.objects.filter(bot=bots[0], name="v3.1").exists()
