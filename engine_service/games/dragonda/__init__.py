@@ -11,7 +11,7 @@ Players 2-4, each with 230 zecchini, a token in Venice, 0 XP. Play order: 2d6 pe
 descending totals, tied seats re-roll among themselves. Then the 76 cards (40 Events + 36 Adventures, one
 mixed deck) are shuffled, and in play order each player makes opening purchases in Venice: one means
 (`means:foot|horse|caravan|ship`, no upkeep now), then goods at Venice prices and up to 2 Papal Letters, cargo
-within the chosen means' capacity (`buy:<good>:<q>`, `buy:PL`, `done`).
+within the chosen means' capacity (`buy:<good>:<q>`, `buy:PL`, `done:trade`).
 
 Means (the rule text's prose values): foot 0z/upkeep 0/3 goods/4 spaces (land), Horse 6/3/5/9 (land), Caravan
 16/8/12/6 (land), Ship 100/30/16/10 (sea, bought only in a port). Horse and Caravan can be bought on any land
@@ -21,14 +21,15 @@ A turn (decisions in brackets, every list finite with stable ids; the first acti
 0. A stop pending from an attack blocks this turn's move (then cleared).
 1. Draw the top card. An Event resolves only if the token's zone (the zone of its space, ports in their land
    zone) is on the card; it then goes under the deck. A "PL/CT => X" option is offered before rolling
-   [`decline` | `use:PL`]; a "cancels r-s" option after a roll in r-s [`accept` | `cancel:PL`]. 2d6 bands;
+   [`decline` | `use:PL`]; a "cancels r-s" option after a roll in r-s [`accept:roll` | `cancel:PL`]. 2d6 bands;
    E01's printed overlap is read 2-6 / 7-10 / 11-12. E40 (ALL) hits every player in its zones, drawer first,
    one roll each; for others its stop aims at their next turn. An Adventure card joins the hand.
-2. [`done` | `discard:<card>` | `attack:<card>:s<seat>`]: at most one attack per turn, from hand, at a legal
-   target (its condition holds and some effect would apply); discards go under the deck; more than 3 cards
-   in hand must be cut (no `done` then). The attacked seat answers at once, off turn [`accept` |
-   `defend:<card>`]; a matching defence (or GOOD FORTUNE) cancels the whole attack. An attacked seat with an
-   empty hand (a public count) is not asked.
+2. [`done:cards` | `discard:<CARD>` | `attack:<CARD>:s<seat>`] (a card by its name, spaces as underscores:
+   `GOOD_FORTUNE`): at most one attack per turn, from hand, at a legal target (its condition holds and some
+   effect would apply); discards go under the deck; more than 3 cards in hand must be cut (no `done:cards`
+   then). The attacked seat answers at once, off turn [`accept:attack` | `defend:<CARD>`]; a matching
+   defence (or GOOD FORTUNE) cancels the whole attack. An attacked seat with an empty hand (a public count)
+   is not asked.
 3. Move unless blocked, 0 to M spaces along edges (M = the means' movement, halved rounded down once after
    a FALSE GUIDE): land means on land edges, a Ship on sea edges and ports; any direction, revisits allowed.
    One decision [`stop` | `move:<space>` | `move:<space>:via:<places>`]: every space entered counts as
@@ -38,10 +39,16 @@ A turn (decisions in brackets, every list finite with stable ids; the first acti
    port (ADE, NAG, MAN, PAL) without a Ship and under 100z: [`passage:<port>`] to the nearest land-linked
    port (ADE->ALX, NAG->QUI, MAN->ZAI, PAL->MAL).
 4. Trade on a named place: [`sell:<good>:<q>` | `buy:<good>:<q>` | `buy:PL` in VEN | `buy:CT` in PEC |
-   `done`], quantities from 1, 2, 3, 5, 10 and the maximum. Sell = buy - 2 everywhere.
-5. Transport: [`keep` (pay upkeep) | `give_up` | `means:<m>`] (a means bought now pays no upkeep); a Ship at
-   sea pays upkeep without a decision. Then cargo above capacity goes back unpaid [`drop:<good>`].
+   `done:trade`], quantities from 1, 2, 3, 5, 10 and the maximum. Sell = buy - 2 everywhere.
+5. Transport: [`keep` (pay upkeep) | `give_up` (on foot: `done:transport`) | `buy_means:<m>`] (a means
+   bought now pays no upkeep); a Ship at sea pays upkeep without a decision. Then cargo above capacity goes
+   back unpaid [`drop:<good>`].
 6. Win check: on VEN with >= 51 XP and PEC, SAM, DAM, ORM, YUN all visited wins at once.
+
+Action ids: a verb and its arguments joined by colons, no spaces, each kind with ids of its own; the
+grammar of every kind, with examples, is `data/reference.json`. Records made before the ids followed it
+(`done` for every step's end, `accept` for both acceptances, `means:<m>` in the transport step, card names
+with spaces) replay: `DragondaState.upgrade_action_id` maps each to its current id.
 
 Losing a means (Events LOSE H/C / LOSE SHIP, DESERT) keeps at most 3 goods [`drop:<good>`, the owner's
 choice]; a Ship wrecked at sea washes ashore on the nearest port. A demand that cannot be paid in full is

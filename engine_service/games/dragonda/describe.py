@@ -362,7 +362,11 @@ EVENT_WORDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 
 # --- actions --------------------------------------------------------------------------------------------
 def describe_action(state: DragondaState, seat: int, action_id: str) -> str:
-    action = next((a for a in state.legal_actions(seat) if a.id == action_id), None)
+    """The action in words; an older record's id (from before the ids followed one grammar) is told as
+    the action it now names."""
+    legal = state.legal_actions(seat)
+    current = action_id if any(a.id == action_id for a in legal) else state.upgrade_action_id(seat, action_id)
+    action = next((a for a in legal if a.id == current), None)
     if action is None:
         return action_id
     d = action.details
@@ -396,7 +400,7 @@ def describe_action(state: DragondaState, seat: int, action_id: str) -> str:
         card = BOARD.attack_def[str(d["card"])]
         return f"plays {d['card']} against seat {d['target']} ({card['text']})"
     if kind == "defence":
-        if action_id == "accept":
+        if "card" not in d:
             return f"accepts the {d['attack']} attack from seat {d['attacker']}"
         return f"cancels the {d['attack']} attack with {d['card']}"
     if kind == "drop":

@@ -6,6 +6,14 @@ global `random`: every die and shuffle comes from the state's own `ChanceRng`.
 The state is a small automaton: `phase` names where the current turn stands, and `stack` holds pending
 sub-decisions of any seat (a defence by an attacked seat, goods to give back). `_run` performs every
 automatic step (drawing, rolling, upkeep at sea, the end of a turn) until a decision is needed.
+
+Action ids follow one grammar: a verb, then its arguments, each after a colon (`buy:SP:5`,
+`attack:FALSE_GUIDE:s2`, `move:ACR:via:DAM`), no spaces; an Adventure card is named by its name with
+underscores for spaces (`card_slug`); each kind has ids of its own (`done:trade`, `done:cards`,
+`done:transport`; `accept:roll`, `accept:attack`; `means:<m>` in the opening, `buy_means:<m>` later).
+`data/reference.json` documents every kind. Records made before this grammar name actions by their older
+ids (`legacy_id`), which `upgrade_action_id` maps to the current ones; the state itself holds no action id
+(the log names cards by their printed names), so those records' state hashes are unchanged.
 """
 
 from __future__ import annotations
@@ -64,6 +72,27 @@ def quantities(limit: int) -> list[int]:
 
 def cargo_total(cargo: Mapping[str, int]) -> int:
     return sum(cargo.values())
+
+
+def card_slug(name: str) -> str:
+    """An Adventure card's name as action ids write it: spaces as underscores (GOOD FORTUNE: GOOD_FORTUNE)."""
+    return name.replace(" ", "_")
+
+
+def legacy_id(action: Action) -> str:
+    """The id `action` had before the ids followed one grammar: `done` for the three ends of a step,
+    `accept` for both acceptances, `means:<m>` for a means bought in the transport step, card names with
+    their spaces."""
+    if action.kind in ("trade_done", "cards_done", "transport_done"):
+        return "done"
+    if action.id in ("accept:roll", "accept:attack"):
+        return "accept"
+    if action.kind == "buy_means":
+        return f"means:{action.details['means']}"
+    if action.kind in ("discard", "attack", "defence") and "card" in action.details:
+        name = str(action.details["card"])
+        return action.id.replace(card_slug(name), name, 1)
+    return action.id
 
 
 class DragondaState(GameState):
@@ -228,7 +257,7 @@ class DragondaState(GameState):
                     continue
                 if top["kind"] == "defence" and not self.hands[int(top["seat"])]:
                     # An empty hand (a public count) cannot defend: the attack hits without asking.
-                    self._resolve_attack(top, Action("accept", "defence", {}))
+                    self._resolve_attack(top, Action("accept:attack", "defence", {}))
                     continue
                 return
             phase = self.phase
@@ -406,7 +435,9 @@ class DragondaState(GameState):
             return actions
         if phase == "event_cancel":
             event = BOARD.events[self.turn["event"]]
-            actions = [Action("accept", "event_cancel", {"card": event["id"], "roll": self.turn["roll"]})]
+            actions = [
+                Action("accept:roll", "event_cancel", {"card": event["id"], "roll": self.turn["roll"]})
+            ]
             for p in event["pass"]["passes"]:
                 if self.passes[seat][p]:
                     actions.append(
@@ -425,8 +456,16 @@ class DragondaState(GameState):
             return self._transport_actions(seat)
         raise AssertionError(f"no decision in phase {phase}")  # pragma: no cover
 
+    def upgrade_action_id(self, seat: int, action_id: str) -> str:
+        """The current id of the legal action that an older record names by its `legacy_id`; `action_id`
+        itself when none has it."""
+        for action in self.legal_actions(seat):
+            if legacy_id(action) == action_id:
+                return action.id
+        return action_id
+
     def _trade_actions(self, seat: int) -> list[Action]:
-        actions = [Action("done", "trade_done", {})]
+        actions = [Action("done:trade", "trade_done", {})]
         place = self.pos[seat]
         cargo = self.cargo[seat]
         traded = self.turn["traded"]
@@ -494,8 +533,8 @@ class DragondaState(GameState):
     def _cards_actions(self, seat: int) -> list[Action]:
         hand = self.hands[seat]
         names = sorted({BOARD.card_name[c] for c in hand})
-        discards = [Action(f"discard:{name}", "discard", {"card": name}) for name in names]
-        actions = [] if len(hand) > HAND_LIMIT else [Action("done", "cards_done", {"hand": len(hand)})]
+        discards = [Action(f"discard:{card_slug(name)}", "discard", {"card": name}) for name in names]
+        actions = [] if len(hand) > HAND_LIMIT else [Action("done:cards", "cards_done", {"hand": len(hand)})]
         actions.extend(discards)
         if not self.turn["attacked"]:
             for name in names:
@@ -504,18 +543,24 @@ class DragondaState(GameState):
                 for target in range(self.num_players):
                     if target != seat and self._attack_legal(name, target):
                         actions.append(
-                            Action(f"attack:{name}:s{target}", "attack", {"card": name, "target": target})
+                            Action(
+                                f"attack:{card_slug(name)}:s{target}",
+                                "attack",
+                                {"card": name, "target": target},
+                            )
                         )
         return actions
 
     def _defence_actions(self, frame: JsonDict) -> list[Action]:
         seat = int(frame["seat"])
         attack = BOARD.card_name[frame["card"]]
-        actions = [Action("accept", "defence", {"attack": attack, "attacker": frame["attacker"]})]
+        actions = [Action("accept:attack", "defence", {"attack": attack, "attacker": frame["attacker"]})]
         held = {BOARD.card_name[c] for c in self.hands[seat]}
         for name in BOARD.cancels[attack]:
             if name in held:
-                actions.append(Action(f"defend:{name}", "defence", {"attack": attack, "card": name}))
+                actions.append(
+                    Action(f"defend:{card_slug(name)}", "defence", {"attack": attack, "card": name})
+                )
         return actions
 
     def _drop_actions(self, frame: JsonDict) -> list[Action]:
@@ -566,7 +611,7 @@ class DragondaState(GameState):
         money = self.money[seat]
         actions: list[Action] = []
         if current == "foot":
-            actions.append(Action("done", "transport_done", {}))
+            actions.append(Action("done:transport", "transport_done", {}))
         else:
             upkeep = MEANS_TABLE[current].upkeep
             keep = Action("keep", "keep", {"means": current, "upkeep": upkeep})
@@ -578,7 +623,7 @@ class DragondaState(GameState):
                 continue
             if m == "ship" and not BOARD.is_port(place):
                 continue
-            actions.append(Action(f"means:{m}", "buy_means", {"means": m, "price": MEANS_TABLE[m].price}))
+            actions.append(Action(f"buy_means:{m}", "buy_means", {"means": m, "price": MEANS_TABLE[m].price}))
         return actions
 
     # --- decisions: effects -----------------------------------------------------------------------------
@@ -707,7 +752,7 @@ class DragondaState(GameState):
         event = BOARD.events[self.turn["event"]]
         roll = int(self.turn["roll"])
         self.phase = "cards_enter"
-        if action.id == "accept":
+        if "pass" not in action.details:  # accept:roll
             self._apply_band(seat, event, roll, own=True)
             return
         p = str(action.details["pass"])
@@ -720,7 +765,7 @@ class DragondaState(GameState):
         target = int(frame["seat"])
         attacker = int(frame["attacker"])
         name = BOARD.card_name[frame["card"]]
-        if action.id != "accept":
+        if "card" in action.details:  # defend:<CARD>, else accept:attack
             defence = self._take_card(target, str(action.details["card"]))
             self._under_deck(defence)
             self._log({"event": "defend", "seat": target, "card": BOARD.card_name[defence], "attack": name})

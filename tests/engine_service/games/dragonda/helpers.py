@@ -16,7 +16,7 @@ def fresh(players: int = 4, seed: int = 1) -> DragondaState:
     assert isinstance(state, DragondaState)
     while state.phase in ("setup_means", "setup_shop"):
         seat = state.current_seats()[0]
-        state.apply(seat, "means:foot" if state.phase == "setup_means" else "done")
+        state.apply(seat, "means:foot" if state.phase == "setup_means" else "done:trade")
     # The first turn has begun (a card drawn, maybe resolved): undo its effects for a clean table.
     for seat in range(players):
         while state.hands[seat]:

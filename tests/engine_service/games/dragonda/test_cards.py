@@ -4,7 +4,7 @@ including the rule text's stay-still example (players A-D) and the DESERT / OASI
 from __future__ import annotations
 
 from engine_service.games.dragonda.board import BOARD
-from engine_service.games.dragonda.rules import DragondaState
+from engine_service.games.dragonda.rules import DragondaState, card_slug
 from tests.engine_service.games.dragonda.helpers import (
     QUIET_EVENT,
     at_turn,
@@ -60,12 +60,12 @@ def test_a_pass_cancels_a_result_after_the_roll() -> None:
     state.passes[a] = {"PL": 1, "CT": 1}
     rig_dice(state, 5)
     at_turn(state, a, "E28")  # Marsh fever: 2-7 STILL, PL or CT cancels a 2-7 result
-    assert state.phase == "event_cancel" and ids(state) == ["accept", "cancel:PL", "cancel:CT"]
+    assert state.phase == "event_cancel" and ids(state) == ["accept:roll", "cancel:PL", "cancel:CT"]
     state.apply(a, "cancel:CT")
     assert state.passes[a] == {"PL": 1, "CT": 0} and not state.turn["blocked"] and state.phase == "move"
     rig_dice(state, 5)
     at_turn(state, a, "E28")
-    state.apply(a, "accept")
+    state.apply(a, "accept:roll")
     assert state.turn["blocked"] and state.phase == "trade", "a stopped player does not move this turn"
     rig_dice(state, 9)
     at_turn(state, a, "E28")
@@ -143,7 +143,7 @@ def attack(state: DragondaState, attacker: int, card: str, target: int, *, answe
     state.stack = []
     state.phase = "cards"
     state._legal_cache = None
-    state.apply(attacker, f"attack:{BOARD.card_name[card]}:s{target}")
+    state.apply(attacker, f"attack:{card_slug(BOARD.card_name[card])}:s{target}")
     if answer is not None:
         assert state.current_seats() == [target]
         state.apply(target, answer)
@@ -184,13 +184,13 @@ def test_desert_is_cancelled_by_oasis_and_has_no_effect_on_a_ship() -> None:
     at_turn(state, a, DESERT)
     assert f"attack:DESERT:s{b}" in ids(state) and f"attack:DESERT:s{c}" not in ids(state)
     state.apply(a, f"attack:DESERT:s{b}")
-    assert state.current_seats() == [b] and ids(state) == ["accept", "defend:OASIS"]
+    assert state.current_seats() == [b] and ids(state) == ["accept:attack", "defend:OASIS"]
     state.apply(b, "defend:OASIS")
     assert state.means[b] == "horse" and not state.still_pending[b] and state.hands[b] == []
     assert state.deck[:2] == [OASIS, DESERT], "both cards go under the deck"
     assert state.current_seats() == [a] and "attack:" not in " ".join(ids(state)), "one attack per turn"
     give(state, b, WATCHMAN)
-    attack(state, a, DESERT2, b, answer="accept")
+    attack(state, a, DESERT2, b, answer="accept:attack")
     assert state.means[b] == "foot" and state.still_pending[b]
     assert state.current_seats() == [b] and ids(state) == ["drop:TX", "drop:SP"], "keeps 3 goods, its choice"
     state.apply(b, "drop:TX")
@@ -218,7 +218,7 @@ def test_bandits_pirates_storm_thief_and_good_fortune() -> None:
     assert (state.money[a], state.money[b]) == (280, 170)
     state.still_pending[b] = False
     give(state, b, GOOD_FORTUNE)
-    attack(state, a, FEVER, b, answer="defend:GOOD FORTUNE")
+    attack(state, a, FEVER, b, answer="defend:GOOD_FORTUNE")
     assert not state.still_pending[b]
 
 
@@ -235,7 +235,7 @@ def test_slander_customs_false_guide_and_unpayable_attacks() -> None:
     give(state, a, CUSTOMS)
     state.turn["attacked"] = False
     state._legal_cache = None
-    assert f"attack:CUSTOMS DUTY:s{b}" not in ids(state), "customs only in a city or port"
+    assert f"attack:CUSTOMS_DUTY:s{b}" not in ids(state), "customs only in a city or port"
     state.pos[b] = "VEN"
     attack(state, a, CUSTOMS, b)
     assert state.money[b] == 215 and state.money[a] == 230
@@ -256,7 +256,7 @@ def test_hand_limit_forces_a_discard_and_discards_go_under_the_deck() -> None:
     give(state, a, OASIS, WATCHMAN, BRIBE)
     at_turn(state, a, ARMED_ESCORT)
     options = ids(state)
-    assert "done" not in options and options[0] == "discard:ARMED ESCORT"
+    assert "done:cards" not in options and options[0] == "discard:ARMED_ESCORT"
     state.apply(a, "discard:BRIBE")
-    assert state.deck[0] == BRIBE and len(state.hands[a]) == 3 and ids(state)[0] == "done"
+    assert state.deck[0] == BRIBE and len(state.hands[a]) == 3 and ids(state)[0] == "done:cards"
     assert state.log[-1] == {"round": state.round, "event": "discard", "seat": a}, "the card stays hidden"

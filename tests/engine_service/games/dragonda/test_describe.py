@@ -216,11 +216,14 @@ def test_actions_in_words() -> None:
     state.phase = "cards"
     seat = state.active
     ids = [a.id for a in state.legal_actions(seat)]
-    assert "discard:GOOD FORTUNE" in ids
-    assert SPEC.describe_action(state, seat, "discard:GOOD FORTUNE") == "discards GOOD FORTUNE under the deck"
+    assert "discard:GOOD_FORTUNE" in ids
+    assert SPEC.describe_action(state, seat, "discard:GOOD_FORTUNE") == "discards GOOD FORTUNE under the deck"
     target = next(i for i in ids if i.startswith("attack:BANDITS:"))
     assert SPEC.describe_action(state, seat, target).startswith(f"plays BANDITS against seat {target[-1]}")
+    assert SPEC.describe_action(state, seat, "done:cards") == "keeps the Adventure cards in hand"
+    # an older record's ids are told as the actions they now name
     assert SPEC.describe_action(state, seat, "done") == "keeps the Adventure cards in hand"
+    assert SPEC.describe_action(state, seat, "discard:GOOD FORTUNE") == "discards GOOD FORTUNE under the deck"
     state.phase = "move"
     state.turn["movement"] = 6
     state._legal_cache = None  # the situation was changed by hand

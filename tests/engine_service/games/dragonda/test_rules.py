@@ -57,7 +57,7 @@ def test_opening_purchases_in_venice() -> None:
     assert ids(state) == ["means:foot", "means:horse", "means:caravan", "means:ship"]
     state.apply(first, "means:horse")
     options = ids(state)
-    assert options[0] == "done" and "buy:PL" in options and "buy:CT" not in options
+    assert options[0] == "done:trade" and "buy:PL" in options and "buy:CT" not in options
     assert "buy:MG:5" in options and "buy:MG:10" not in options, "cargo must fit the horse"
     assert not any(o.startswith("sell:") for o in options)
     state.apply(first, "buy:PL")
@@ -66,10 +66,10 @@ def test_opening_purchases_in_venice() -> None:
     state.apply(first, "buy:MG:5")
     assert state.money[first] == 230 - 6 - 10 - 5 * 10
     assert not any(o.startswith("buy:") for o in ids(state)), "the horse is full"
-    state.apply(first, "done")
+    state.apply(first, "done:trade")
     assert state.current_seats() == [state.order[1]] and state.phase == "setup_means"
     state.apply(state.order[1], "means:ship")
-    state.apply(state.order[1], "done")
+    state.apply(state.order[1], "done:trade")
     assert state.round == 1 and state.money[state.order[1]] == 130, "no upkeep during the opening"
     assert state.supply == {"PL": 6, "CT": 8} and state.passes[first] == {"PL": 2, "CT": 0}
 
@@ -83,7 +83,7 @@ def test_ormuz_spice_sale_pays_5_times_21() -> None:
     at_turn(state, a, QUIET_EVENT)
     state.apply(a, "stop")
     assert state.phase == "trade"
-    assert ids(state)[0] == "done" and "sell:SP:5" in ids(state)
+    assert ids(state)[0] == "done:trade" and "sell:SP:5" in ids(state)
     before = state.money[a]
     state.apply(a, "sell:SP:5")
     assert state.money[a] - before == 105 == 5 * 21
@@ -134,7 +134,7 @@ def transport_ids(state: DragondaState, seat: int, place: str, means: str = "hor
     state.still_pending[seat] = True  # a blocked turn goes straight to trading
     at_turn(state, seat, QUIET_EVENT)
     if state.phase == "trade":
-        state.apply(seat, "done")
+        state.apply(seat, "done:trade")
     assert state.phase == "transport"
     return ids(state)
 
@@ -142,10 +142,10 @@ def transport_ids(state: DragondaState, seat: int, place: str, means: str = "hor
 def test_a_ship_is_bought_only_in_a_port() -> None:
     state = fresh(2)
     a = state.order[0]
-    assert "means:ship" not in transport_ids(state, a, "SAM")
-    assert "means:ship" not in transport_ids(state, a, "L9")
-    assert transport_ids(state, a, "ORM") == ["keep", "give_up", "means:caravan", "means:ship"]
-    assert "means:ship" in transport_ids(state, a, "VEN")
+    assert "buy_means:ship" not in transport_ids(state, a, "SAM")
+    assert "buy_means:ship" not in transport_ids(state, a, "L9")
+    assert transport_ids(state, a, "ORM") == ["keep", "give_up", "buy_means:caravan", "buy_means:ship"]
+    assert "buy_means:ship" in transport_ids(state, a, "VEN")
 
 
 def test_upkeep_new_means_and_capacity() -> None:
@@ -156,7 +156,7 @@ def test_upkeep_new_means_and_capacity() -> None:
     assert state.money[a] == 227
     state.cargo[a]["TX"] = 5
     transport_ids(state, a, "SAM")
-    state.apply(a, "means:caravan")
+    state.apply(a, "buy_means:caravan")
     assert state.means[a] == "caravan" and state.money[a] == 227 - 16, "no upkeep in the turn of purchase"
     state.cargo[a]["TX"] = 5
     transport_ids(state, a, "SAM", "caravan")
@@ -172,7 +172,7 @@ def test_unpayable_upkeep_forces_giving_up_on_land_and_costs_xp_at_sea() -> None
     state.still_pending[a] = True
     at_turn(state, a, QUIET_EVENT)
     if state.phase == "trade":
-        state.apply(a, "done")
+        state.apply(a, "done:trade")
     assert state.means[a] == "foot" and state.active == b, "giving up was the only choice: no decision"
     state.money[b], state.xp[b] = 10, 4
     state.pos[b], state.means[b] = "S1", "ship"
@@ -263,7 +263,7 @@ def test_victory_on_returning_to_venice_with_51_xp_and_five_cities() -> None:
     assert result.reason == "completed" and result.ranks[a] == 1 and result.scores[a] == 7
     assert state.current_seats() == []
     with pytest.raises(IllegalAction):
-        state.apply(a, "done")
+        state.apply(a, "done:cards")
 
 
 def test_no_victory_below_51_xp_or_with_a_city_missing() -> None:
