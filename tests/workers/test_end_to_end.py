@@ -1,7 +1,7 @@
 """End to end with real processes, on PostgreSQL and Redis when DATABASE_URL and REDIS_URL are set (the
 embedded defaults otherwise): SDK bots connect to the gateway, beat schedules matches, two workers play
-them in parallel, and the leaderboard, matches and replays appear over REST; a practice match asked for
-is played unrated. A worker killed with SIGKILL
+them in parallel, and the leaderboard, matches, live frames and replays appear over REST; a practice
+match asked for is played unrated. A worker killed with SIGKILL
 mid-match and a gateway restarted mid-round (stopped, or killed and started at once) lose no match and rate
 none twice, and forfeit no bot."""
 
@@ -29,6 +29,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 def test_bots_play_rated_matches_visible_over_rest(stack: Stack):
+    def live_frame() -> dict | None:
+        for match_id in stack.running():
+            body = stack.rest(f"/api/v1/matches/{match_id}/live/")
+            if body.get("frame") and body["steps"] > 0:
+                return body
+        return None
+
+    live = wait_for(live_frame, 60, "a running match's live frame, published by its worker")
+    assert live["frame"]["next_action"] is None and live["frame"]["view"].get("hands") is None
     wait_for(lambda: stack.done_count() >= 6, 90, "six finished matches")
     ladder2 = stack.info["ladders"]["2"]
 
