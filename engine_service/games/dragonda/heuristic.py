@@ -239,4 +239,4 @@ def heuristic(state: DragondaState, seat: int) -> float:
     return _table_value(_settled(state), seat)
 
 
-ACCEPT = Action("accept", "defence", {})
+ACCEPT = Action("accept:attack", "defence", {})  # what `_defence_actions` offers first
