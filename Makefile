@@ -50,6 +50,10 @@ format: install ## apply ruff's fixes and formatting
 bench: install ## benchmarks: ratios measured side by side; results under bench/results/
 	$(BIN)/python -m bench
 
+.PHONY: rehearse-scale-out
+rehearse-scale-out: install ## HAProxy before 3 gateways, 3 workers, bots through it; faults across nodes, with figures
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python -m bench scale_out
+
 .PHONY: demo
 demo: install ## run the whole ladder locally on embedded defaults
 	$(BIN)/python infra/demo.py

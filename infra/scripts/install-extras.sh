@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install steps beyond pip, each skipped when already done: generated gRPC stubs, the Node example bot's
-# packages and buf (when Node.js is present), and Debian's Chromium for browser tests (when running as root with apt).
+# packages and buf (when Node.js is present), Debian's Chromium for browser tests and Debian's HAProxy for the
+# scale-out rehearsal (when running as root with apt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=.venv/bin
@@ -29,5 +30,14 @@ if [ ! -x /usr/bin/chromium ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
     echo "warning: /usr/bin/chromium is missing; install Debian's chromium package for the browser tests" >&2
+  fi
+fi
+
+if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian's haproxy for the scale-out rehearsal"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
+  else
+    echo "warning: haproxy is missing; install Debian's haproxy package for the scale-out rehearsal" >&2
   fi
 fi
