@@ -44,16 +44,20 @@ def play(cluster: Cluster, matches: int, *, timeout: float = 180, say: Say = _qu
     return figures
 
 
-def _busy_gateway(cluster: Cluster, timeout: float = 60) -> tuple[str, list[int]]:
+def _busy_gateway(cluster: Cluster, timeout: float = 90) -> tuple[str, list[int]]:
     """The gateway with the most running matches of registered bots, and those matches."""
+    seen: list[Any] = []
 
     def pick() -> tuple[str, list[int]] | None:
-        best = max(
-            ((n, cluster.running_on(n)) for n in cluster.nodes if n in cluster.procs), key=lambda x: len(x[1])
-        )
-        return best if best[1] else None
+        busy = [(n, cluster.running_on(n)) for n in cluster.nodes if n in cluster.procs]
+        name, matches = max(busy, key=lambda x: len(x[1]))
+        seen[:] = [cluster.bots_by_gateway(), cluster.running()]
+        return (name, matches) if matches else None
 
-    return wait_for(pick, timeout, "matches running on a gateway")
+    try:
+        return wait_for(pick, timeout, "matches running on a gateway")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last seen: bots by gateway, running matches: {seen}") from None
 
 
 def _phase_figures(cluster: Cluster, affected: list[int], done_before: int, started: float) -> dict[str, Any]:

@@ -206,8 +206,14 @@ class Stack:
         return f"127.0.0.1:{self.bot_port}"
 
     def start_gateway(self, name: str = "gateway", env: dict[str, str] | None = None) -> Proc:
+        log = self.logs / f"{name}.log"
+        before = log.read_text(errors="replace").count("READY ") if log.exists() else 0  # a restart appends
         gateway = self.spawn(name, [PYTHON, "-m", "engine_service.gateway.server"], env)
-        wait_for(lambda: "READY " in gateway.output() or gateway.popen.poll() is not None, 30, f"the {name}")
+        wait_for(
+            lambda: gateway.output().count("READY ") > before or gateway.popen.poll() is not None,
+            30,
+            f"the {name}",
+        )
         assert gateway.popen.poll() is None, gateway.output()
         return gateway
 
