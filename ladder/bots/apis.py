@@ -1,5 +1,6 @@
-"""Bot endpoints: list, register (token shown once), detail, edit, retire, rotate and revoke tokens, a bot's
-ratings and rating history. Layer: API (thin): parse, call a service or selector, serialise."""
+"""Bot endpoints: list, register (token shown once), detail with the bot's dashboard (connected now, recent
+faults and fault rate, matches in progress), edit, retire, rotate and revoke tokens, a bot's ratings and
+rating history. Layer: API (thin): parse, call a service or selector, serialise."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rest_framework.views import APIView
 from engine_service.games import list_games
 from ladder.bots import selectors, services
 from ladder.bots.models import Bot
+from ladder.bots.presence import Presence, bot_presence
 from ladder.core.api import parse_query
 from ladder.core.schema import GameIdField
 from ladder.ratings.selectors import bot_ratings, rating_history
@@ -92,9 +94,12 @@ class BotListFilterSerializer(serializers.Serializer):
     include_house = serializers.BooleanField(required=False, default=True)
 
 
+def _is_owner(bot: Bot, request: Request) -> bool:
+    return bool(request.user.is_authenticated and bot.owner_id == request.user.pk)
+
+
 def _serialize(bot: Bot, request: Request) -> dict:
-    owner = request.user.is_authenticated and bot.owner_id == request.user.pk
-    return (OwnerBotOutputSerializer if owner else BotOutputSerializer)(bot).data
+    return (OwnerBotOutputSerializer if _is_owner(bot, request) else BotOutputSerializer)(bot).data
 
 
 TokenResponse = inline_serializer(
@@ -123,12 +128,115 @@ class BotListApi(APIView):
         return Response({"bot": _serialize(bot, request), "token": token}, status=status.HTTP_201_CREATED)
 
 
+class StreamOutputSerializer(serializers.Serializer):
+    gateway_id = serializers.CharField(help_text="the gateway holding the stream")
+    capacity = serializers.IntegerField(help_text="matches at once the gateway granted")
+    asked = serializers.IntegerField(help_text="matches at once the bot's Hello asked for (0: not recorded)")
+    matches = serializers.IntegerField(help_text="matches playing on this stream now")
+    free = serializers.IntegerField()
+    connected_at = serializers.DateTimeField()
+    bot_version = serializers.CharField(help_text="the version in the bot's Hello (empty: none)")
+
+
+class PresenceOutputSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(
+        choices=["connected", "offline", "unknown"],
+        help_text="unknown: the gateways' session registry could not be read",
+    )
+    connected = serializers.BooleanField(allow_null=True, help_text="null when unknown")
+    streams = serializers.IntegerField(allow_null=True, help_text="live streams (null when unknown)")
+    free = serializers.IntegerField(
+        allow_null=True, help_text="matches the bot could start now over all its streams (null when unknown)"
+    )
+    sessions = StreamOutputSerializer(
+        many=True,
+        allow_null=True,
+        help_text="each stream; the owner only (null for anyone else, and when unknown)",
+    )
+
+
+class FaultOutputSerializer(serializers.Serializer):
+    match = serializers.IntegerField(source="match_id")
+    ladder_name = serializers.CharField()
+    seat = serializers.IntegerField()
+    step = serializers.IntegerField()
+    kind = serializers.CharField(help_text="timeout, illegal, malformed, disconnect, resign or crash")
+    reason = serializers.CharField()
+    forfeit = serializers.BooleanField(help_text="this fault forfeited the match")
+    finished_at = serializers.DateTimeField(allow_null=True, help_text="when its match finished")
+    replay = serializers.CharField(
+        source="replay_path", help_text="the match page at this step of the replay"
+    )
+
+
+class FaultSummaryOutputSerializer(serializers.Serializer):
+    matches = serializers.IntegerField(
+        help_text=f"finished matches covered (the last {selectors.RECENT_MATCHES})"
+    )
+    decisions = serializers.FloatField(help_text="decisions, estimated as each match's steps / its players")
+    faults = serializers.IntegerField()
+    matches_with_faults = serializers.IntegerField()
+    per_100_decisions = serializers.FloatField(allow_null=True, help_text="faults per 100 decisions")
+    match_share = serializers.FloatField(allow_null=True, help_text="share (0..1) of matches with a fault")
+    by_kind = serializers.DictField(child=serializers.IntegerField(), help_text="fault count per kind")
+    recent = FaultOutputSerializer(many=True, help_text="the newest faults, newest match first")
+
+
+class MatchInProgressOutputSerializer(serializers.Serializer):
+    match = serializers.IntegerField(source="match_id")
+    status = serializers.ChoiceField(choices=[str(s) for s in selectors.IN_PROGRESS])
+    ladder_name = serializers.CharField()
+    game_id = serializers.CharField()
+    rated = serializers.BooleanField()
+    seat = serializers.IntegerField(help_text="the bot's seat")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    live = serializers.BooleanField(help_text="running and watchable live on its match page")
+    page = serializers.CharField(source="path", help_text="the match page (the live view while it runs)")
+
+
+class BotDetailOutputSerializer(OwnerBotOutputSerializer):
+    """The bot (owner fields for its owner) with its dashboard."""
+
+    presence = PresenceOutputSerializer(read_only=True, help_text="whether the bot is connected now")
+    fault_summary = FaultSummaryOutputSerializer(read_only=True)
+    in_progress = MatchInProgressOutputSerializer(many=True, read_only=True, help_text="queued and running")
+
+    class Meta(OwnerBotOutputSerializer.Meta):
+        fields = [*OwnerBotOutputSerializer.Meta.fields, "presence", "fault_summary", "in_progress"]
+
+
+def presence_data(presence: Presence, *, owner: bool) -> dict:
+    """A presence as the API and the pages show it: streams in detail for the owner only."""
+    return {
+        "state": presence.state,
+        "connected": presence.connected,
+        "streams": len(presence.streams) if presence.known else None,
+        "free": presence.free,
+        "sessions": StreamOutputSerializer(presence.streams, many=True).data
+        if owner and presence.known
+        else None,
+    }
+
+
 class BotDetailApi(APIView):
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
 
-    @extend_schema(responses=OwnerBotOutputSerializer)
+    @extend_schema(
+        responses=BotDetailOutputSerializer,
+        description="The bot with its dashboard: whether it is connected now (its streams in detail for "
+        f"its owner), its faults over its last {selectors.RECENT_MATCHES} finished matches (by kind, "
+        "rate, the newest with links to their replay step) and its queued and running matches.",
+    )
     def get(self, request: Request, bot_id: int) -> Response:
-        return Response(_serialize(selectors.bot_get(bot_id=bot_id), request))
+        bot = selectors.bot_get(bot_id=bot_id)
+        data = dict(_serialize(bot, request))
+        data["presence"] = presence_data(bot_presence(bot_id=bot.pk), owner=_is_owner(bot, request))
+        data["fault_summary"] = FaultSummaryOutputSerializer(selectors.bot_fault_summary(bot_id=bot.pk)).data
+        data["in_progress"] = MatchInProgressOutputSerializer(
+            selectors.bot_matches_in_progress(bot_id=bot.pk), many=True
+        ).data
+        return Response(data)
 
     @extend_schema(request=BotUpdateInputSerializer, responses=OwnerBotOutputSerializer)
     def patch(self, request: Request, bot_id: int) -> Response:

@@ -14,6 +14,8 @@ DJANGO_SETTINGS_MODULE of every entry point: manage.py, wsgi/asgi, Celery, the g
   your proxy sets), LADDER_NUM_PROXIES (trusted reverse proxies in front; 0: X-Forwarded-For is ignored).
 - LADDER_THROTTLE_AUTH / LADDER_THROTTLE_WRITES / LADDER_THROTTLE_READS (DRF rates such as "20/min"),
   LADDER_TOKEN_DAYS (user API tokens' lifetime), LADDER_CSP (the Content-Security-Policy header).
+- LADDER_GATEWAY_PUBLIC_ADDR: the engine gateway's address as bots reach it (host:port), shown on a bot's
+  token page in its connect commands (default "127.0.0.1:50051", the local gateway).
 - LADDER_PRACTICE_MAX_OPEN (unfinished practice matches per user, 3), LADDER_PRACTICE_HOUSE_POLICIES
   (the house bots a practice match may seat: random,greedy,mcts:25).
 
@@ -238,6 +240,7 @@ LADDER_VERIFY_RECORDS = env_bool("LADDER_VERIFY_RECORDS", True)
 LADDER_METRICS_TOKEN = os.environ.get("LADDER_METRICS_TOKEN", "")  # set: /metrics needs it as a bearer token
 LADDER_TOKEN_DAYS = int(os.environ.get("LADDER_TOKEN_DAYS", "30"))  # user API tokens expire after this
 LADDER_TOKENS_PER_USER = 10  # a new token beyond this many live ones revokes the oldest
+LADDER_GATEWAY_PUBLIC_ADDR = os.environ.get("LADDER_GATEWAY_PUBLIC_ADDR", "").strip() or "127.0.0.1:50051"
 # Practice matches (`ladder.matches.practice`): how many one user may have unfinished, and the house bots
 # they may seat.
 LADDER_PRACTICE_MAX_OPEN = int(os.environ.get("LADDER_PRACTICE_MAX_OPEN", "3"))

@@ -17,6 +17,7 @@ urlpatterns = [
     path("bots/<int:bot_id>/edit/", views.bot_edit, name="bot-edit"),
     path("bots/<int:bot_id>/versions/", views.bot_version, name="bot-version"),
     path("bots/<int:bot_id>/practice/", practice_views.practice_new, name="bot-practice"),
+    path("bots/<int:bot_id>/token/", views.bot_token, name="bot-token"),
     path("bots/<int:bot_id>/<str:action>/", views.bot_action, name="bot-action"),
     path("me/bots/", views.my_bots, name="my-bots"),
     path("compare/", views.compare, name="compare"),

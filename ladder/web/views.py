@@ -1,15 +1,21 @@
 """Web page views: thin, server-rendered. Reads through selectors, writes through services.
 
-Layer: presentation. A bot's token appears in exactly one response (the one that created or rotated it),
-sent with `Cache-Control: no-store`; it is never put in the session or a redirect.
+Layer: presentation. A bot's token appears in exactly one response: registering or rotating (a POST)
+keeps the new token in the session and redirects to the bot's token page (Post/Redirect/Get, so a reload
+never registers or rotates again); that page pops it, shows it once with `Cache-Control: no-store`, and a
+reload says it was already shown. A token is never put in a URL, a message or a log. Rotating, revoking and
+retiring ask first: GET shows what will happen, POST with `confirm=yes` does it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import shlex
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -20,10 +26,17 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from ladder.bots import services as bot_services
 from ladder.bots.models import Bot
+from ladder.bots.presence import bot_presence, bots_presence
+from ladder.bots.selectors import (
+    RECENT_MATCHES,
+    bot_fault_summary,
+    bot_matches_in_progress,
+    bots_in_progress_counts,
+)
 from ladder.bots.versions import bot_version_set, bot_versions, version_games
 from ladder.core.throttles import auth_attempt_wait, too_many_attempts
 from ladder.ladders.models import Ladder
@@ -189,6 +202,10 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
         "versus": versus,
         "matches": matches,
         "is_owner": is_owner,
+        "presence": bot_presence(bot_id=bot.pk),
+        "fault_summary": bot_fault_summary(bot_id=bot.pk, recent=20),
+        "recent_matches": RECENT_MATCHES,
+        "in_progress": bot_matches_in_progress(bot_id=bot.pk),
     }
     return render(request, "web/bot_detail.html", context)
 
@@ -318,15 +335,114 @@ def game_family(game_id: str) -> str:
 
 @login_required
 def my_bots(request: HttpRequest) -> HttpResponse:
-    bots = Bot.objects.filter(owner=request.user).order_by("-active", "name")
-    return render(request, "web/my_bots.html", {"bots": bots})
+    """The owner's bots at a glance: connected now, matches in progress, recent faults, best rating."""
+    bots = list(Bot.objects.filter(owner=request.user).order_by("-active", "name"))
+    ids = [bot.pk for bot in bots]
+    presence = bots_presence(bot_ids=ids)
+    in_progress = bots_in_progress_counts(bot_ids=ids)
+    best: dict[int, Rating] = {}
+    ladders: dict[int, int] = {}
+    for rating in Rating.objects.filter(bot_id__in=ids, games__gte=1).select_related("ladder"):
+        ladders[rating.bot_id] = ladders.get(rating.bot_id, 0) + 1
+        if rating.bot_id not in best or rating.conservative > best[rating.bot_id].conservative:
+            best[rating.bot_id] = rating
+    rows = [
+        {
+            "bot": bot,
+            "presence": presence[bot.pk],
+            "in_progress": in_progress[bot.pk],
+            "faults": bot_fault_summary(bot_id=bot.pk, recent=0),
+            "best": best.get(bot.pk),
+            "ladders": ladders.get(bot.pk, 0),
+        }
+        for bot in bots
+    ]
+    return render(request, "web/my_bots.html", {"rows": rows, "recent_matches": RECENT_MATCHES})
 
 
-def _token_page(request: HttpRequest, bot: Bot, token: str, created: bool) -> HttpResponse:
-    response = render(request, "web/bot_token.html", {"bot": bot, "token": token, "created": created})
+TOKEN_SESSION_KEY = "bot-token:{bot_id}"  # the session entry holding a new token until its one display
+TOKEN_PLACEHOLDER = "YOUR_TOKEN"
+
+
+def _keep_token_for_display(request: HttpRequest, bot: Bot, token: str, *, created: bool) -> HttpResponse:
+    """Post/Redirect/Get: the new token waits in the session for the token page, which pops it."""
+    request.session[TOKEN_SESSION_KEY.format(bot_id=bot.pk)] = {"token": token, "created": created}
+    return redirect("web:bot-token", bot_id=bot.pk)
+
+
+def connect_commands(*, address: str, token: str, bot: Bot) -> list[dict[str, str]]:
+    """Copy-paste commands that connect `bot` to the gateway at `address` with `token` (BOTS.md)."""
+    target, secret = shlex.quote(address), shlex.quote(token)
+    hello = json.dumps(
+        {
+            "hello": {
+                "botName": bot.name,
+                "sdk": "grpcurl",
+                "games": list(bot.games),
+                "maxConcurrentMatches": 1,
+            }
+        }
+    )
+    auth = shlex.quote(f"authorization: Bearer {token}")
+    return [
+        {
+            "id": "python",
+            "label": "Python SDK example (pip install -e clients/python first)",
+            "command": f"python clients/python/examples/random_bot.py --target {target} --token {secret}",
+        },
+        {
+            "id": "node",
+            "label": "Node bot (cd clients/node && npm ci first; run from the repository root)",
+            "command": f"node clients/node/bot.js --target {target} --token {secret}",
+        },
+        {
+            "id": "grpcurl-list",
+            "label": "grpcurl: the services (the gateway serves reflection) and its health",
+            "command": f"grpcurl -plaintext {target} list\n"
+            f"grpcurl -plaintext {target} grpc.health.v1.Health/Check",
+        },
+        {
+            "id": "grpcurl-connect",
+            "label": "grpcurl: open a stream by hand, then paste the Hello (one JSON message per line)",
+            "command": f"grpcurl -plaintext -H {auth} -d @ {target} caravanserai.bot.v1.BotService/Connect\n"
+            f"{hello}",
+        },
+    ]
+
+
+def _token_page(request: HttpRequest, bot: Bot, token: str | None, created: bool) -> HttpResponse:
+    address = settings.LADDER_GATEWAY_PUBLIC_ADDR
+    context = {
+        "bot": bot,
+        "token": token,
+        "created": created,
+        "gateway_address": address,
+        "commands": connect_commands(address=address, token=token or TOKEN_PLACEHOLDER, bot=bot),
+    }
+    response = render(request, "web/bot_token.html", context)
     add_never_cache_headers(response)
     response["Cache-Control"] = "no-store"
     return response
+
+
+@login_required
+def bot_token(request: HttpRequest, bot_id: int) -> HttpResponse:
+    """The token page: the new token once (popped from the session), then "already shown" on a reload."""
+    bot = get_object_or_404(Bot, pk=bot_id)
+    if bot.owner_id != request.user.pk:
+        raise PermissionDenied("only the owner may see this bot's token page")
+    kept = request.session.pop(TOKEN_SESSION_KEY.format(bot_id=bot.pk), None)
+    token = kept.get("token") if isinstance(kept, dict) else None
+    created = bool(kept.get("created")) if isinstance(kept, dict) else False
+    if not isinstance(token, str) or bot_services.token_hash(token) != bot.token_hash:
+        token = None  # shown already, or replaced or revoked since
+    return _token_page(request, bot, token, created)
+
+
+def _form_errors(form: BotForm, exc: ValidationError) -> None:
+    for field, errors in exc.message_dict.items() if hasattr(exc, "error_dict") else [(None, exc.messages)]:
+        for error in errors:
+            form.add_error(field if field in form.fields else None, error)
 
 
 @login_required
@@ -336,13 +452,9 @@ def bot_new(request: HttpRequest) -> HttpResponse:
         try:
             bot, token = bot_services.bot_create(owner=request.user, **form.cleaned_data)
         except ValidationError as exc:
-            for field, errors in (
-                exc.message_dict.items() if hasattr(exc, "error_dict") else [(None, exc.messages)]
-            ):
-                for error in errors:
-                    form.add_error(field if field in form.fields else None, error)
+            _form_errors(form, exc)
         else:
-            return _token_page(request, bot, token, created=True)
+            return _keep_token_for_display(request, bot, token, created=True)
     return render(request, "web/bot_form.html", {"form": form, "editing": None})
 
 
@@ -363,35 +475,71 @@ def bot_edit(request: HttpRequest, bot_id: int) -> HttpResponse:
         try:
             bot_services.bot_update(bot_id=bot.pk, user=request.user, **form.cleaned_data)
         except ValidationError as exc:
-            for field, errors in (
-                exc.message_dict.items() if hasattr(exc, "error_dict") else [(None, exc.messages)]
-            ):
-                for error in errors:
-                    form.add_error(field if field in form.fields else None, error)
+            _form_errors(form, exc)
         else:
             messages.success(request, "Saved.")
             return redirect("web:bot", bot_id=bot.pk)
     return render(request, "web/bot_form.html", {"form": form, "editing": bot})
 
 
+@dataclass(frozen=True)
+class BotAction:
+    """What a confirmation page of an owner's action says: its title, its button, and whether it is red."""
+
+    title: str  # with {name}
+    button: str
+    danger: bool
+
+
+BOT_ACTIONS = {
+    "rotate": BotAction("Rotate the token of {name}?", "Rotate the token", danger=False),
+    "revoke": BotAction("Revoke the token of {name}?", "Revoke the token", danger=True),
+    "retire": BotAction("Retire {name} for good?", "Retire the bot", danger=True),
+}
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def bot_action(request: HttpRequest, bot_id: int, action: str) -> HttpResponse:
+    """Rotate, revoke or retire: GET shows what will happen; POST with `confirm=yes` does it (a POST
+    without it gets the same page, 400, and changes nothing)."""
     bot = get_object_or_404(Bot, pk=bot_id)
+    if action not in BOT_ACTIONS:
+        raise Http404("unknown action")
     if bot.owner_id != request.user.pk:
         raise PermissionDenied("only the owner may change this bot")
+    if not bot.active:
+        messages.error(request, f"{bot.name} is retired: nothing more can change.")
+        return redirect("web:bot", bot_id=bot.pk)
+    if action == "revoke" and not bot.has_token:
+        messages.error(request, f"{bot.name} has no token to revoke.")
+        return redirect("web:bot", bot_id=bot.pk)
+    if request.method == "GET" or request.POST.get("confirm") != "yes":
+        in_progress = bot_matches_in_progress(bot_id=bot.pk, limit=1000)
+        context = {
+            "bot": bot,
+            "action": action,
+            "title": BOT_ACTIONS[action].title.format(name=bot.name),
+            "button": BOT_ACTIONS[action].button,
+            "danger": BOT_ACTIONS[action].danger,
+            "presence": bot_presence(bot_id=bot.pk),
+            "running": sum(m.status == MatchStatus.RUNNING for m in in_progress),
+            "queued": sum(m.status == MatchStatus.QUEUED for m in in_progress),
+            "unconfirmed": request.method == "POST",
+        }
+        status = 400 if request.method == "POST" else 200
+        return render(request, "web/bot_confirm.html", context, status=status)
     try:
         if action == "rotate":
             bot, token = bot_services.bot_token_rotate(bot_id=bot.pk, user=request.user)
-            return _token_page(request, bot, token, created=False)
+            return _keep_token_for_display(request, bot, token, created=False)
+        request.session.pop(TOKEN_SESSION_KEY.format(bot_id=bot.pk), None)  # a token not shown yet dies
         if action == "revoke":
             bot_services.bot_token_revoke(bot_id=bot.pk, user=request.user)
-            messages.success(request, "Token revoked: the bot is disconnected until you rotate a new token.")
-        elif action == "retire":
+            messages.success(request, "Token revoked: the bot is disconnected until you issue a new token.")
+        else:
             bot_services.bot_retire(bot_id=bot.pk, user=request.user)
             messages.success(request, f"{bot.name} is retired.")
-        else:
-            raise Http404("unknown action")
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     return redirect("web:bot", bot_id=bot.pk)

@@ -59,9 +59,11 @@ def test_match_pages(client, some_matches):
 
 def test_register_shows_token_once(client, alice_client):
     assert client.get("/bots/new/").status_code == 302  # login first
-    page = alice_client.post(
+    posted = alice_client.post(
         "/bots/new/", {"name": "Polo", "games": ["expedition-v1"], "description": "", "max_concurrent": 2}
     )
+    assert posted.status_code == 302  # Post/Redirect/Get: the token page shows it
+    page = alice_client.get(posted["Location"])
     assert page.status_code == 200 and page["Cache-Control"] == "no-store"
     token = page.context["token"]
     assert token in page.content.decode()
@@ -81,18 +83,19 @@ def test_register_form_errors(alice_client, make_bot):
 
 def test_owner_actions(alice_client, other_user, make_bot):
     bot = make_bot()
-    rotated = alice_client.post(f"/bots/{bot.pk}/rotate/")
+    rotated = alice_client.post(f"/bots/{bot.pk}/rotate/", {"confirm": "yes"}, follow=True)
     assert rotated.status_code == 200 and rotated.context["token"].startswith("cvs_")
-    assert alice_client.post(f"/bots/{bot.pk}/revoke/").status_code == 302
+    assert alice_client.post(f"/bots/{bot.pk}/revoke/", {"confirm": "yes"}).status_code == 302
     bot.refresh_from_db()
     assert bot.token_hash is None
     intruder = Client()
     intruder.force_login(other_user)
     assert intruder.post(f"/bots/{bot.pk}/retire/").status_code == 403
     assert intruder.get(f"/bots/{bot.pk}/edit/").status_code == 403
-    assert alice_client.get(f"/bots/{bot.pk}/rotate/").status_code == 405
+    assert alice_client.get(f"/bots/{bot.pk}/rotate/").status_code == 200  # the confirmation page
+    assert alice_client.put(f"/bots/{bot.pk}/rotate/").status_code == 405
     assert alice_client.post(f"/bots/{bot.pk}/explode/").status_code == 404
-    assert alice_client.post(f"/bots/{bot.pk}/retire/").status_code == 302
+    assert alice_client.post(f"/bots/{bot.pk}/retire/", {"confirm": "yes"}).status_code == 302
     bot.refresh_from_db()
     assert not bot.active
 
