@@ -31,7 +31,6 @@ bots that search decide in a separate pool of CARAVANSERAI_SEARCH_PROCESSES proc
 | CARAVANSERAI_SWEEP_SECONDS | 20 | beat period of the stale-match sweep and the tournament sweep |
 | CARAVANSERAI_QUEUED_RESEND_SECONDS | 300 | a QUEUED match older than this with no task is sent again |
 | CARAVANSERAI_MAX_QUEUED_PER_LADDER | 8 | matchmaking stops adding to a ladder with this many QUEUED matches |
-| CARAVANSERAI_DUPLICATE_SETS | 0 | 1: matchmaking creates duplicate sets (same seed, seats rotated) |
 | CARAVANSERAI_BROKER_PREFIX | unset | a prefix for every broker key on Redis (several deployments on one Redis) |
 | CARAVANSERAI_LEASE_PREFIX | cvs:lease: | the Redis key prefix of leases |
 """
@@ -75,7 +74,6 @@ class WorkerSettings:
     sweep_seconds: float = 20.0
     queued_resend_seconds: float = 300.0
     max_queued_per_ladder: int = 8
-    duplicate_sets: bool = False
     matches_per_worker: int = 64
     search_processes: int = 2
     task_max_retries: int = 30
@@ -101,7 +99,6 @@ class WorkerSettings:
             sweep_seconds=_number(env, "CARAVANSERAI_SWEEP_SECONDS", 20.0, minimum=1),
             queued_resend_seconds=_number(env, "CARAVANSERAI_QUEUED_RESEND_SECONDS", 300.0, minimum=5),
             max_queued_per_ladder=int(_number(env, "CARAVANSERAI_MAX_QUEUED_PER_LADDER", 8, minimum=1)),
-            duplicate_sets=env.get("CARAVANSERAI_DUPLICATE_SETS", "").strip().lower() in {"1", "true", "yes"},
             matches_per_worker=int(_number(env, "CARAVANSERAI_MATCHES_PER_WORKER", 64, minimum=1)),
             search_processes=int(_number(env, "CARAVANSERAI_SEARCH_PROCESSES", os.cpu_count() or 2)),
             task_max_retries=int(_number(env, "CARAVANSERAI_TASK_MAX_RETRIES", 30)),

@@ -144,9 +144,9 @@ def create_tables(ladder: Ladder, tables: list[Table]) -> list[int]:
 def matchmake(
     *, rng: random.Random | None = None, duplicate_sets: bool | None = None
 ) -> dict[str, list[int]]:
-    """One matchmaking pass over every active ladder; returns the match ids created per ladder slug."""
+    """One matchmaking pass over every active ladder; returns the match ids created per ladder slug. Each
+    ladder makes duplicate sets if its `duplicate_sets` says so (`duplicate_sets` overrides it)."""
     rng = rng or random.Random()
-    duplicate_sets = SETTINGS.duplicate_sets if duplicate_sets is None else duplicate_sets
     online = online_capacity()
     if not online:
         return {}
@@ -169,7 +169,7 @@ def matchmake(
             ladder_recent_pairs(ladder),
             rng,
             max_tables=room,
-            duplicate_sets=duplicate_sets,
+            duplicate_sets=ladder.duplicate_sets if duplicate_sets is None else duplicate_sets,
         )
         for c in candidates:
             if not c.house:

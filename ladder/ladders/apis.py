@@ -115,6 +115,8 @@ class LadderOutputSerializer(serializers.ModelSerializer):
             "openskill_sigma",
             "provisional_sigma",
             "house_bots_allowed",
+            "duplicate_sets",
+            "live_delay_steps",
             "active",
             "created_at",
             "rated_bots",

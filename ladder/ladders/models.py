@@ -34,6 +34,12 @@ class Ladder(models.Model):
         default=1, help_text="The current season's number (closing a season starts the next)."
     )
     house_bots_allowed = models.BooleanField(default=True, help_text="House bots may fill empty seats.")
+    duplicate_sets = models.BooleanField(
+        default=False,
+        help_text="Matchmaking plays each table as a duplicate set: the same seed once per seat rotation. "
+        "Off by default: `python -m bench luck` found it does not rank bots of known order right any sooner "
+        "on these games (see infra/README.md).",
+    )
     live_delay_steps = models.PositiveIntegerField(
         default=0, help_text="A running match's live view shows the game this many steps behind the play."
     )

@@ -24,8 +24,10 @@ def ladder_create(
     description: str = "",
     params: elo.RatingParams | None = None,
     house_bots_allowed: bool = True,
+    duplicate_sets: bool = False,
 ) -> Ladder:
-    """A ladder for a registered game; options are validated and resolved by the game's spec."""
+    """A ladder for a registered game; options are validated and resolved by the game's spec. With
+    `duplicate_sets`, matchmaking plays each of its tables once per seat rotation on one seed."""
     try:
         spec = get_game(game_id)
         resolved = spec.resolve_options(options, num_players)
@@ -59,6 +61,7 @@ def ladder_create(
         openskill_mu=params.mu,
         openskill_sigma=params.sigma,
         house_bots_allowed=house_bots_allowed,
+        duplicate_sets=bool(duplicate_sets),
     )
 
 

@@ -121,12 +121,12 @@ def test_capacity_is_shared_across_ladders_and_queued_matches_count(registry, se
     assert matchmaking.matchmake(rng=random.Random(7)) == {}
 
 
-def test_duplicate_sets_share_one_seed(registry, sent, make_bot):
-    ladder_create(game_id="expedition-v1", num_players=2, house_bots_allowed=False)
+def test_a_ladder_with_duplicate_sets_plays_one_seed_per_rotation(registry, sent, make_bot):
+    ladder_create(game_id="expedition-v1", num_players=2, house_bots_allowed=False, duplicate_sets=True)
     a, b = make_bot(max_concurrent=2), make_bot(max_concurrent=2)
     connect(registry, a, capacity=2)
     connect(registry, b, capacity=2)
-    created = matchmaking.matchmake(rng=random.Random(8), duplicate_sets=True)
+    created = matchmaking.matchmake(rng=random.Random(8))
     (ids,) = created.values()
     matches = [Match.objects.get(pk=m) for m in ids]
     assert len(matches) == 2 and matches[0].seed == matches[1].seed
