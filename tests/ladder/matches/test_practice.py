@@ -121,6 +121,7 @@ def test_rest_requests_and_lists_practice_matches(mine, user, api, alice_api):
 
 def test_the_practice_page_posts_then_redirects_to_the_match(mine, user, client):
     client.force_login(user)
+    assert f"/bots/{mine.pk}/practice/" in client.get(f"/bots/{mine.pk}/").content.decode()
     page = client.get(f"/bots/{mine.pk}/practice/")
     assert page.status_code == 200 and "house bot: greedy" in page.content.decode()
     form = {"game_id": "expedition-v1", "options": '{"strategic_two_player": true}', "seat1": "house:greedy"}
