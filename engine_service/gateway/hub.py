@@ -9,7 +9,8 @@ game rules, and it never blocks the event loop (registry calls go through `async
 A relayed decision is not decoded: the worker's serialized `DecisionRequest` is framed into the bot's
 `ServerMessage` with this gateway's deadline appended. The bot's clock (DESIGN D9) is `Pending`'s: it starts
 the moment the request is written to the bot's stream, the deadline timer starts at that same moment, and
-it stops when the answer is read (or the timer fires, or the stream ends).
+it stops when the answer is read (or the timer fires, or the stream ends). The reply to the worker is made
+and handed to the relay stream in that same loop step (`Hub.relay`'s `respond`), with no task to wake.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import asyncio
 import contextlib
 import logging
 import time
+import types
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import grpc
 
@@ -36,6 +39,8 @@ from engine_service.referee.seats import ECHO_CHARS, MAX_ACTION_ID_BYTES, clip, 
 log = logging.getLogger("caravanserai.gateway")
 
 Writer = Callable[[bot_pb2.ServerMessage | bytes], Awaitable[None]]
+Respond = Callable[[relay_pb2.DecisionReply], None]
+T = TypeVar("T")
 ENDED_MATCHES_KEPT = 256  # per session: late answers to these are STALE_REQUEST, not NOT_YOUR_SEAT
 
 
@@ -75,18 +80,29 @@ class Answer:
 
 
 class Pending:
-    """A decision request open on a bot's stream, and the bot's clock for it (DESIGN D9)."""
+    """A decision request open on a bot's stream, and the bot's clock for it (DESIGN D9). The first answer
+    (the bot's, the deadline timer's or the stream's end) is handed to `on_answer` at once."""
 
-    def __init__(self, call: relay_pb2.DecisionCall, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        call: relay_pb2.DecisionCall,
+        loop: asyncio.AbstractEventLoop,
+        on_answer: Callable[[Pending, Answer], None],
+    ) -> None:
         self.call = call
         self.match_id = call.match_id
         self.request_id = call.request_id
         self.seat = call.seat
-        self.future: asyncio.Future[Answer] = loop.create_future()
+        self.answer: Answer | None = None
         self.sent_at: float | None = None
         self.answered_at: float | None = None
         self._loop = loop
+        self._on_answer = on_answer
         self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.answer is not None
 
     @property
     def step(self) -> int:
@@ -114,9 +130,17 @@ class Pending:
 
     def resolve(self, answer: Answer) -> None:
         """The first answer wins (the bot's, the timer's or the stream's end); the clock stops there."""
-        if not self.future.done():
+        if self.answer is None:
             self.answered_at = self._loop.time()
-            self.future.set_result(answer)
+            self.answer = answer
+            self.stop_timer()
+            self._on_answer(self, answer)
+
+    def withdraw(self) -> None:
+        """Nobody waits for the answer any more (the worker's stream ended): stop the timer, tell no one."""
+        if self.answer is None:
+            self.answer = Answer(relay_pb2.OUTCOME_UNSPECIFIED, detail="withdrawn")
+            self.stop_timer()
 
     def stop_timer(self) -> None:
         if self._timer is not None:
@@ -436,7 +460,7 @@ class Hub:
                 fatal=False,
             )
         del session.pending[decision.request_id]
-        if pending.future.done():
+        if pending.done:
             return
         too_long = oversized_action_id(decision.action_id)
         if not decision.action_id or too_long is not None:
@@ -533,38 +557,59 @@ class Hub:
         await self._publish_matches(session)
         return reply(relay_pb2.OUTCOME_OK)
 
-    async def decide(self, call: relay_pb2.DecisionCall) -> relay_pb2.DecisionReply:
-        """Forward one decision to its bot and wait for the answer, the deadline or the stream's end."""
+    def relay(self, call: relay_pb2.DecisionCall, respond: Respond) -> Pending | None:
+        """Forward one decision to its bot; `respond` gets the reply when the answer is known (the bot's, the
+        deadline or the stream's end), in the loop step that learns it. The request's write to the bot's
+        stream starts before this returns. Returns the open request (`withdraw` it if nobody will want the
+        reply), or None when it was answered at once."""
         session = self.sessions.get(call.session_id)
         if session is None:
             detail = self.closed.get(call.session_id, f"no session {call.session_id} here")
-            return self._reply(call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=detail))
+            respond(self._reply(call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=detail)))
+            return None
         if call.match_id not in session.matches:
-            return self._reply(
-                call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=f"match {call.match_id} not started here")
-            )
+            detail = f"match {call.match_id} not started here"
+            respond(self._reply(call, Answer(relay_pb2.OUTCOME_NO_SESSION, detail=detail)))
+            return None
         if call.match_id in session.resigned:
-            return self._reply(call, Answer(relay_pb2.OUTCOME_RESIGNED, detail="the bot resigned this match"))
-        pending = session.pending[call.request_id] = Pending(call, self._loop)
+            detail = "the bot resigned this match"
+            respond(self._reply(call, Answer(relay_pb2.OUTCOME_RESIGNED, detail=detail)))
+            return None
+
+        def answered(pending: Pending, answer: Answer) -> None:
+            self._answered(session, pending, answer, respond)
+
+        pending = session.pending[call.request_id] = Pending(call, self._loop, answered)
+        start_eagerly(self._send_request(session, pending))
+        return pending
+
+    async def _send_request(self, session: Session, pending: Pending) -> None:
         try:
             await session.send_request(pending)
-            answer = await pending.future
         except SendFailed as exc:
             pending.resolve(Answer(relay_pb2.OUTCOME_DISCONNECTED, detail=str(exc)))
-            answer = pending.future.result()
-        finally:
-            pending.stop_timer()
-            if session.pending.get(call.request_id) is pending:
-                del session.pending[call.request_id]
+
+    def _answered(self, session: Session, pending: Pending, answer: Answer, respond: Respond) -> None:
+        if session.pending.get(pending.request_id) is pending:
+            del session.pending[pending.request_id]
+        call = pending.call
+        seconds = pending.bot_seconds()
+        respond(self._reply(call, answer, seconds))
         if answer.outcome == relay_pb2.OUTCOME_TIMEOUT:
             self._notify(session, pending, "timeout", answer.detail)
         slot = session.matches.get(call.match_id)
-        seconds = pending.bot_seconds()
         # counted just after the reply is on its way (the next loop turn), not before it
         self._loop.call_soon(
             metrics.decision_relayed, slot.game_id if slot else "", _outcome_name(answer.outcome), seconds
         )
-        return self._reply(call, answer, seconds)
+
+    def withdraw(self, pending: Pending) -> None:
+        """The relay stream that wanted this answer is gone: the request closes unanswered (a late answer
+        from the bot is then stale)."""
+        pending.withdraw()
+        session = self.sessions.get(pending.call.session_id)
+        if session is not None and session.pending.get(pending.request_id) is pending:
+            del session.pending[pending.request_id]
 
     def _reply(
         self, call: relay_pb2.DecisionCall, answer: Answer, seconds: float = 0.0
@@ -693,3 +738,36 @@ class Hub:
 
 def outcome_name(outcome: int) -> str:
     return _outcome_name(outcome)
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, T], awaited: Any) -> Generator[Any, Any, T]:
+    """Drive a coroutine already started, from the point where it yielded `awaited` (what a task waits on),
+    passing on what the task sends or throws (its cancellation) until the coroutine returns."""
+    while True:
+        try:
+            sent = yield awaited
+        except BaseException as exc:  # the task's cancellation goes to the coroutine
+            try:
+                awaited = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+        else:
+            try:
+                awaited = coro.send(sent)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+
+def start_eagerly(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T] | None:
+    """Run a coroutine's first step now, in the caller's step, and leave the rest to a task (what Python
+    3.12's eager tasks do): a write starts at once (its bytes are on their way before the caller's next
+    read), with no loop turn in between. None if the coroutine finished (or failed: logged) in that step."""
+    try:
+        awaited = coro.send(None)
+    except StopIteration:
+        return None
+    except Exception:  # as a task's would, it fails alone, not the step that started it
+        log.exception("eagerly started coroutine failed")
+        return None
+    return asyncio.ensure_future(_resume(coro, awaited))

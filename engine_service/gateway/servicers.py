@@ -4,8 +4,10 @@ Layer: gateway edge. Each method translates gRPC (metadata, streams, statuses) t
 logic lives in `hub`. Undecodable bytes from a bot become a `Malformed` value (not a crash in the gRPC
 core), so the bot gets INVALID_ARGUMENT with the decoder's message. The bot stream's serializer lets
 `bytes` through unchanged (relayed decision requests arrive framed, never decoded). The relay's `Decisions`
-stream answers each call from its own task, so no call waits for another (the task's first step, up to the
-write to the bot, runs at once, as the call is read); it holds no state beyond them.
+stream starts each call's write to its bot as the call is read, and writes each reply in the loop step that
+learns the answer (the bot reader's, the deadline timer's), in the order the answers come: no call waits for
+another, and no task is woken between the bot's answer and the reply's write. It holds no state beyond the
+calls still open.
 
 How a bot's stream ended is told apart as far as gRPC lets a server see it: a half-close (the bot ended its
 side; the call is not cancelled within `HALF_CLOSE_SETTLE_SECONDS` of the last message) and a cancelled
@@ -19,16 +21,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import types
-from collections.abc import AsyncIterator, Coroutine, Generator
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from engine_service.gateway.auth import token_from_metadata
-from engine_service.gateway.hub import Hub, Refusal, SendFailed, Session
+from engine_service.gateway.hub import Hub, Pending, Refusal, SendFailed, Session, start_eagerly
 from engine_service.gateway.protocol import (
     BOT_SERVICE,
     bot_pb2,
@@ -38,7 +39,6 @@ from engine_service.gateway.protocol import (
 )
 
 log = logging.getLogger("caravanserai.gateway")
-T = TypeVar("T")
 
 HALF_CLOSE_SETTLE_SECONDS = 0.2  # a cancelled call's reads end first, its cancellation follows at once
 HALF_CLOSED = "the bot half-closed its stream (it ended its side of the call)"
@@ -95,15 +95,16 @@ class BotServicer:
             identity = await hub.authenticate(token_from_metadata(context.invocation_metadata()))
         except Refusal as refusal:
             await context.abort(refusal.code, refusal.message)
-        messages = request_iterator.__aiter__()
+        # read with `context.read()`, not through `request_iterator` (an async generator over it: a layer
+        # less for every message)
         try:
-            first = await asyncio.wait_for(anext(messages), hub.config.hello_timeout)
+            first = await asyncio.wait_for(context.read(), hub.config.hello_timeout)
         except TimeoutError:
             await context.abort(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
                 f"no Hello within {hub.config.hello_timeout:g}s of connecting",
             )
-        except StopAsyncIteration:
+        if first is grpc.aio.EOF:
             return
         if isinstance(first, Oversized):
             refusal = _oversized(first)
@@ -127,7 +128,7 @@ class BotServicer:
             await context.abort(refusal.code, refusal.message)
         except SendFailed:
             return
-        reader = asyncio.create_task(self._read(messages, session))
+        reader = asyncio.create_task(self._read(context, session))
         try:
             close = await asyncio.shield(session.closing)  # the future itself must outlive a cancel
         except asyncio.CancelledError:
@@ -141,11 +142,9 @@ class BotServicer:
         if close.code not in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
             await context.abort(close.code, close.details)
 
-    async def _read(
-        self, messages: AsyncIterator[bot_pb2.BotMessage | Malformed | Oversized], session: Session
-    ) -> None:
+    async def _read(self, context: grpc.aio.ServicerContext, session: Session) -> None:
         try:
-            async for message in messages:
+            while (message := await context.read()) is not grpc.aio.EOF:
                 if isinstance(message, Oversized):
                     refusal = _oversized(message)
                     with contextlib.suppress(SendFailed):
@@ -199,39 +198,6 @@ def bot_service_handler(
     )
 
 
-@types.coroutine
-def _resume(coro: Coroutine[Any, Any, T], awaited: Any) -> Generator[Any, Any, T]:
-    """Drive a coroutine already started, from the point where it yielded `awaited` (what a task waits on),
-    passing on what the task sends or throws (its cancellation) until the coroutine returns."""
-    while True:
-        try:
-            sent = yield awaited
-        except BaseException as exc:  # the task's cancellation goes to the coroutine
-            try:
-                awaited = coro.throw(exc)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-        else:
-            try:
-                awaited = coro.send(sent)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-
-
-def start_eagerly(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T] | None:
-    """Run a coroutine's first step now, in the caller's step, and leave the rest to a task (what Python
-    3.12's eager tasks do): a relayed call's write to the bot starts before the relay stream's next read,
-    with no loop turn in between. None if the coroutine finished (or failed: logged) in that step."""
-    try:
-        awaited = coro.send(None)
-    except StopIteration:
-        return None
-    except Exception:  # as a task's would, it fails alone, not the stream that read the call
-        log.exception("relayed call failed")
-        return None
-    return asyncio.ensure_future(_resume(coro, awaited))
-
-
 class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
     """`caravanserai.relay.v1.RelayService`: what workers' remote seats call."""
 
@@ -246,29 +212,63 @@ class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
     async def Decisions(
         self, request_iterator: AsyncIterator[relay_pb2.DecisionCall], context: grpc.aio.ServicerContext
     ) -> None:
-        """Many decisions on one stream: each call gets its own task and is answered when its bot answers."""
-        lock = asyncio.Lock()  # one write at a time on the stream
-        open_calls: set[asyncio.Task[None]] = set()
+        """Many decisions on one stream, each answered when its bot answers. When the worker closes its side,
+        what is still open is answered before the stream ends; when the stream breaks, it is withdrawn."""
+        replies = Replies(context.write)
+        open_calls: dict[int, Pending] = {}
+        all_answered: asyncio.Future[None] | None = None
 
-        async def answer(call: relay_pb2.DecisionCall) -> None:
-            reply = await self.hub.decide(call)
-            async with lock:
-                with contextlib.suppress(Exception):  # the worker's stream is gone: its waiters fail there
-                    await context.write(reply)
+        def respond(reply: relay_pb2.DecisionReply) -> None:
+            open_calls.pop(reply.call_id, None)
+            replies.send(reply)
+            if all_answered is not None and not open_calls and not all_answered.done():
+                all_answered.set_result(None)
 
         try:
-            async for call in request_iterator:
-                task = start_eagerly(answer(call))
-                if task is not None:
-                    open_calls.add(task)
-                    task.add_done_callback(open_calls.discard)
+            while (call := await context.read()) is not grpc.aio.EOF:  # not `request_iterator`: see Connect
+                pending = self.hub.relay(call, respond)
+                if pending is not None and not pending.done:
+                    open_calls[call.call_id] = pending
             if open_calls:  # the worker closed its side: answer what is still open
-                await asyncio.gather(*open_calls)
+                all_answered = asyncio.get_running_loop().create_future()
+                await all_answered
+            await replies.flush()
         finally:
-            for task in open_calls:
-                task.cancel()
+            for pending in open_calls.values():
+                self.hub.withdraw(pending)
 
     async def EndMatch(
         self, request: relay_pb2.EndMatchRequest, context: grpc.aio.ServicerContext
     ) -> relay_pb2.EndMatchResponse:
         return await self.hub.end_match(request.session_id, request.ended)
+
+
+class Replies:
+    """A relay stream's replies, written one at a time in the order they are sent (gRPC takes one write at a
+    time per call). A reply sent while none is being written starts its write at once, in the sender's
+    step; a failed write (the worker's stream is gone: its waiters fail there) is dropped."""
+
+    def __init__(self, write: Callable[[relay_pb2.DecisionReply], Awaitable[None]]) -> None:
+        self._write = write
+        self._queue: deque[relay_pb2.DecisionReply] = deque()
+        self._writing: asyncio.Task[None] | None = None
+        self._busy = False
+
+    def send(self, reply: relay_pb2.DecisionReply) -> None:
+        self._queue.append(reply)
+        if not self._busy:
+            self._busy = True
+            self._writing = start_eagerly(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                with contextlib.suppress(Exception):
+                    await self._write(self._queue.popleft())
+        finally:
+            self._busy = False
+
+    async def flush(self) -> None:
+        """Wait until every reply sent so far is written (or dropped)."""
+        while self._busy and self._writing is not None:
+            await asyncio.shield(self._writing)

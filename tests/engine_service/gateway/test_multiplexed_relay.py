@@ -1,9 +1,11 @@
 """The multiplexed relay: many seats of one process share one `Decisions` stream per gateway, answered in any
-order; a broken or stuck stream fails its waiters and the next call opens a new one; the bot's time is the
-gateway's measure; relayed requests pass through the gateway as framed bytes."""
+order; a broken or stuck stream fails its waiters and the next call opens a new one; a worker that closes its
+side still gets the replies open on it, and a call whose worker stream is gone is withdrawn; the bot's time
+is the gateway's measure; relayed requests pass through the gateway as framed bytes."""
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ import pytest
 
 from engine_service.games import Action
 from engine_service.gateway.protocol import (
+    add_legal_actions,
     bot_pb2,
     frame_decision_request,
     relay_pb2,
@@ -23,7 +26,7 @@ from engine_service.gateway.protocol import (
 )
 from engine_service.gateway.remote_seat import RelayChannels, RelayConnection, RemoteSeat
 from engine_service.referee import DecisionRequest, MatchInfo
-from tests.engine_service.gateway.harness import GAME, RawBot, Stack, first_legal, wait_for_bot
+from tests.engine_service.gateway.harness import GAME, RawBot, Stack, first_legal, wait_for, wait_for_bot
 
 LEGAL = [Action("pass", "pass", {}), Action("go", "move", {"to": "kashgar"})]
 
@@ -115,6 +118,83 @@ def test_bot_seconds_is_the_gateway_measured_time(stack: Stack) -> None:
         assert time.monotonic() - started >= 0.8
         assert 0.28 <= decision.extra["bot_seconds"] < 0.55
         assert decision.extra["excused_seconds"] == 0.0
+    finally:
+        channels.close()
+        bot.close()
+
+
+def relay_call(seat: RemoteSeat, decision: DecisionRequest, call_id: int) -> relay_pb2.DecisionCall:
+    """The `DecisionCall` a remote seat sends, written by hand (to drive a `Decisions` stream directly)."""
+    assert seat.session is not None
+    message = bot_pb2.DecisionRequest(
+        match_id=decision.match_id,
+        request_id=decision.request_id,
+        seat=decision.seat,
+        step=decision.step,
+        observation_json="{}",
+        time_limit_ms=5000,
+    )
+    add_legal_actions(message, decision.legal_actions)
+    return relay_pb2.DecisionCall(
+        call_id=call_id,
+        session_id=seat.session.session_id,
+        match_id=decision.match_id,
+        request_id=decision.request_id,
+        seat=decision.seat,
+        time_limit_ms=5000,
+        legal_action_ids=[a.id for a in decision.legal_actions],
+        decision_request=message.SerializeToString(),
+    )
+
+
+def test_a_worker_that_closes_its_side_still_gets_the_replies_open_on_it(stack: Stack) -> None:
+    def late(bot: RawBot, r: bot_pb2.DecisionRequest) -> None:
+        time.sleep(0.3)
+        bot.answer(r)
+
+    bot = RawBot(stack.gateway.target, "tok-raw1", behaviour=late, capacity=2).connect()
+    channels = RelayChannels()
+    try:
+        wait_for_bot(stack.registry, "raw1")
+        seats = [seat_in_match(stack, "raw1", f"half-close-{i}", channels) for i in range(2)]
+        calls = [relay_call(seat, request(f"half-close-{i}", 0), i + 1) for i, seat in enumerate(seats)]
+        with grpc.insecure_channel(stack.gateway.ready["relay_address"]) as channel:
+            # the iterator ends after the two calls: the worker half-closes with both open
+            replies = list(relay_pb2_grpc.RelayServiceStub(channel).Decisions(iter(calls), timeout=10))
+        assert sorted(r.call_id for r in replies) == [1, 2]
+        assert all(r.outcome == relay_pb2.OUTCOME_OK and r.action_id == "pass" for r in replies)
+        assert all(0.25 <= r.bot_seconds < 2.0 for r in replies)
+    finally:
+        channels.close()
+        bot.close()
+
+
+def test_a_call_whose_worker_stream_ends_is_withdrawn_and_the_late_answer_is_stale(stack: Stack) -> None:
+    held: list[bot_pb2.DecisionRequest] = []
+
+    def hold_the_first(bot: RawBot, r: bot_pb2.DecisionRequest) -> None:
+        if held:
+            bot.answer(r)
+        else:
+            held.append(r)
+
+    bot = RawBot(stack.gateway.target, "tok-raw2", behaviour=hold_the_first).connect()
+    channels = RelayChannels()
+    try:
+        wait_for_bot(stack.registry, "raw2")
+        seat = seat_in_match(stack, "raw2", "withdrawn-1", channels)
+        outbox: queue.SimpleQueue[relay_pb2.DecisionCall | None] = queue.SimpleQueue()
+        with grpc.insecure_channel(stack.gateway.ready["relay_address"]) as channel:
+            stream = relay_pb2_grpc.RelayServiceStub(channel).Decisions(iter(outbox.get, None))
+            outbox.put(relay_call(seat, request("withdrawn-1", 0), 1))
+            wait_for(lambda: held, 10, "the request at the bot")
+            stream.cancel()  # the worker's stream is gone with the call open
+            outbox.put(None)
+        time.sleep(1.0)  # the gateway sees the stream end
+        bot.answer(held[0])
+        errors = wait_for(bot.errors, 10, "the late answer refused")
+        assert errors[0].reason == bot_pb2.ERROR_REASON_STALE_REQUEST and not errors[0].fatal
+        assert seat.decide(request("withdrawn-1", 1)) == "pass"  # the session plays on
     finally:
         channels.close()
         bot.close()
