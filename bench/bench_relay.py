@@ -3,6 +3,9 @@
 Measured side by side in one run, on this machine, with real processes on loopback:
 - raw: a grpc.aio bidirectional stream (bench process -> echo server process), one message each way, the
   request carrying the serialized `DecisionRequest` of a real Expedition decision, the reply a `Decision`;
+- bare proxy: the same bytes from a synchronous gRPC stream (as the worker's relay connection calls) through
+  a grpc.aio process that only forwards them to the echo server and back: the floor for any relay that adds
+  one grpc.aio process in Python between worker and bot (two hops each way, nothing decoded, no bookkeeping);
 - relay: `RemoteSeat.decide` (the worker side: the process's shared `Decisions` stream, synchronous gRPC)
   -> gateway process (relay, then the bot's stream) -> a bot process answering at once -> back: two hops
   each way, the request encoded in the worker and passed through the gateway undecoded;
@@ -41,6 +44,7 @@ SWARM = 50
 MUX_SEATS = 100
 MUX_DECISIONS = 40  # per seat
 ECHO_METHOD = "/bench.Echo/PingPong"
+PROXY_METHOD = "/bench.Proxy/PingPong"
 
 
 # --- helper processes ---------------------------------------------------------------------------------
@@ -65,6 +69,40 @@ async def _serve_raw(port_file: str) -> None:
         [
             grpc.method_handlers_generic_handler(
                 "bench.Echo", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)}
+            )
+        ]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    Path(port_file).write_text(str(port))
+    await server.wait_for_termination()
+
+
+async def _serve_proxy(upstream: str, port_file: str) -> None:
+    """A gateway that only forwards bytes: each stream gets its own stream to the echo server at `upstream`,
+    and every message goes on as it came, both ways."""
+    import grpc
+
+    async def forward(requests: Any, context: Any) -> None:
+        async with grpc.aio.insecure_channel(upstream) as channel:
+            call = channel.stream_stream(ECHO_METHOD)()
+
+            async def back() -> None:
+                while (reply := await call.read()) is not grpc.aio.EOF:
+                    await context.write(reply)
+
+            replies = asyncio.ensure_future(back())
+            try:
+                while (request := await context.read()) is not grpc.aio.EOF:
+                    await call.write(request)
+            finally:
+                replies.cancel()
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "bench.Proxy", {"PingPong": grpc.stream_stream_rpc_method_handler(forward)}
             )
         ]
     )
@@ -196,6 +234,34 @@ class RawPingPong:
         self.loop.close()
 
 
+class ProxyPingPong:
+    """Round trips through the bare proxy from a synchronous gRPC stream, the worker's kind of call."""
+
+    def __init__(self, port: int, payload: bytes) -> None:
+        import queue
+
+        import grpc
+
+        self.payload = payload
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.call = self.channel.stream_stream(PROXY_METHOD)(iter(self.outbox.get, None))
+
+    def rounds(self, n: int) -> list[float]:
+        times = []
+        for _ in range(n):
+            started = time.perf_counter()
+            self.outbox.put(self.payload)
+            next(self.call)
+            times.append(time.perf_counter() - started)
+        return times
+
+    def close(self) -> None:
+        self.outbox.put(None)
+        self.call.cancel()
+        self.channel.close()
+
+
 def _relay_rounds(seat: Any, request: Any, n: int) -> list[float]:
     times = []
     for _ in range(n):
@@ -293,19 +359,39 @@ def _start_helpers(work: Path, processes: list[subprocess.Popen[str]]) -> dict[s
     target = f"127.0.0.1:{_wait_ready(gateway)['bot_port']}"
     port_file = work / "raw.port"
     echo = _spawn(["-m", "bench.bench_relay", "--serve-raw", str(port_file)])
+    processes.append(echo)
+    deadline = time.monotonic() + 30
+    while not port_file.exists() or not port_file.read_text():
+        if time.monotonic() > deadline:
+            raise RuntimeError("echo server did not start")
+        time.sleep(0.05)
+    proxy_file = work / "proxy.port"
+    proxy = _spawn(
+        ["-m", "bench.bench_relay", "--serve-proxy", f"127.0.0.1:{port_file.read_text()}", str(proxy_file)]
+    )
     swarm = _spawn(["-m", "bench.bench_relay", "--swarm", target, str(SWARM), "bench-"])
     sdk_bot = _spawn(
         [str(ROOT / "clients/python/examples/random_bot.py"), "--target", target, "--token", "bench-sdk"],
         {"PYTHONPATH": f"{ROOT / 'clients/python'}{os.pathsep}{ROOT}"},
     )
-    processes += [echo, swarm, sdk_bot]
+    processes += [proxy, swarm, sdk_bot]
     registry = SqliteRegistry(work / "registry.sqlite3")
     deadline = time.monotonic() + 60
-    while not port_file.exists() or len({s.bot_id for s in registry.sessions()}) < SWARM + 1:
+    while (
+        not proxy_file.exists()
+        or not proxy_file.read_text()
+        or len({s.bot_id for s in registry.sessions()}) < SWARM + 1
+    ):
         if time.monotonic() > deadline:
             raise RuntimeError("helpers did not come up")
         time.sleep(0.1)
-    return {"gateway": gateway.pid, "echo": echo.pid, "swarm": swarm.pid, "sdk": sdk_bot.pid}
+    return {
+        "gateway": gateway.pid,
+        "echo": echo.pid,
+        "proxy": proxy.pid,
+        "swarm": swarm.pid,
+        "sdk": sdk_bot.pid,
+    }
 
 
 def _seat(registry: Any, bot_id: str, match_id: str, request: Any) -> tuple[Any, Any]:
@@ -316,27 +402,35 @@ def _seat(registry: Any, bot_id: str, match_id: str, request: Any) -> tuple[Any,
     return seat, dataclasses.replace(request, match_id=match_id, request_id=f"{match_id}:40")
 
 
-def _round_trips(registry: Any, request: Any, pids: dict[str, int], port: int) -> dict[str, Any]:
-    """Alternating blocks: raw ping-pong, relay to a protocol-level bot, relay to the SDK bot."""
+def _round_trips(
+    registry: Any, request: Any, pids: dict[str, int], port: int, proxy_port: int
+) -> dict[str, Any]:
+    """Alternating blocks: raw ping-pong, the bare proxy, relay to a protocol-level bot, relay to the SDK
+    bot."""
     raw = RawPingPong(port, _payload(request))
+    proxy = ProxyPingPong(proxy_port, _payload(request))
     proto_seat, proto_request = _seat(registry, "b0", "bench-proto", request)
     sdk_seat, sdk_request = _seat(registry, "sdk", "bench-sdk", request)
     raw.rounds(100)
+    proxy.rounds(100)
     _relay_rounds(proto_seat, proto_request, 100)
     _relay_rounds(sdk_seat, sdk_request, 100)
-    times: dict[str, list[float]] = {"raw": [], "relay": [], "relay_sdk": []}
+    times: dict[str, list[float]] = {"raw": [], "bare_proxy": [], "relay": [], "relay_sdk": []}
     meters = {
         "raw": CpuMeter({"echo": pids["echo"]}),
+        "bare_proxy": CpuMeter({"gateway": pids["proxy"], "bot": pids["echo"]}),
         "relay": CpuMeter({"gateway": pids["gateway"], "bot": pids["swarm"]}),
         "relay_sdk": CpuMeter({"gateway": pids["gateway"], "bot": pids["sdk"]}),
     }
     for _ in range(BLOCKS):
         times["raw"] += meters["raw"].run(lambda: raw.rounds(PER_BLOCK))
+        times["bare_proxy"] += meters["bare_proxy"].run(lambda: proxy.rounds(PER_BLOCK))
         times["relay"] += meters["relay"].run(lambda: _relay_rounds(proto_seat, proto_request, PER_BLOCK))
         times["relay_sdk"] += meters["relay_sdk"].run(
             lambda: _relay_rounds(sdk_seat, sdk_request, PER_BLOCK // 2)
         )
     raw.close()
+    proxy.close()
     return {
         name: {**_summary(t), "cpu_us": meters[name].per_decision_us(len(t))} for name, t in times.items()
     }
@@ -434,12 +528,13 @@ def _report(
     print(
         f"payload: {payload_bytes} bytes (an Expedition decision at step {request.step}, "
         f"{len(request.legal_actions)} legal); CPU in µs per decision: this (worker) process, the gateway "
-        "(the echo server for raw), the bot"
+        "(the echo server for raw, the proxy for the bare proxy), the bot (the echo server behind the proxy)"
     )
     print_table(
         ["path", "n", "p50 ms", "p99 ms", "p50 vs raw", "p99 vs raw", "cpu worker", "cpu gateway", "cpu bot"],
         [
             _row("raw grpc.aio bidi ping-pong", raw, raw),
+            _row("bare proxy (bytes only)", trips["bare_proxy"], raw),
             _row("relay (protocol-level bot)", trips["relay"], raw),
             _row("relay (Python SDK bot)", trips["relay_sdk"], raw),
             _row(f"relay, {mux['seats']} seats multiplexed", mux, None),
@@ -466,7 +561,13 @@ def main() -> int:
     try:
         pids = _start_helpers(work, processes)
         registry = SqliteRegistry(work / "registry.sqlite3")
-        trips = _round_trips(registry, request, pids, int((work / "raw.port").read_text()))
+        trips = _round_trips(
+            registry,
+            request,
+            pids,
+            int((work / "raw.port").read_text()),
+            int((work / "proxy.port").read_text()),
+        )
         mux = _multiplexed(registry, request, pids)
         matches = _matches(registry)
     finally:
@@ -482,6 +583,7 @@ def main() -> int:
             **trips,
             "ratio_p50": relay["p50_ms"] / raw["p50_ms"],
             "ratio_p99": relay["p99_ms"] / raw["p99_ms"],
+            "ratio_p50_bare_proxy": trips["bare_proxy"]["p50_ms"] / raw["p50_ms"],
             "multiplexed": mux,
             "throughput": matches,
         },
@@ -492,6 +594,8 @@ def main() -> int:
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "--serve-raw":
         asyncio.run(_serve_raw(sys.argv[2]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "--serve-proxy":
+        asyncio.run(_serve_proxy(sys.argv[2], sys.argv[3]))
     elif len(sys.argv) >= 5 and sys.argv[1] == "--swarm":
         asyncio.run(_swarm(sys.argv[2], int(sys.argv[3]), sys.argv[4]))
     else:
