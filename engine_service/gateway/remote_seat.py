@@ -21,7 +21,9 @@ Policy (documented in BOTS.md):
   (up to `gateway_return`, else `MatchAborted`), then up to `reconnect_grace` counted from then for
   the bot to reconnect; none of it is charged to the bot (`excused_seconds`), and it is kept as an incident
   of the record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried,
-  unrated); if gateways are alive but the bot does not come back, a `disconnect` fault;
+  unrated); if the gateway this worker cannot reach is still alive and still holds the bot's stream (the
+  network between worker and gateway failed, not the bot), `MatchAborted` too; if gateways are alive but the
+  bot does not come back, a `disconnect` fault;
 - at the start, a bot with no stream in the registry and no gateway alive either (a gateway restarting, a
   registry restarted empty before the gateways' next heartbeat writes their sessions again) waits, excused,
   for a gateway (`MatchAborted` after `gateway_return`), then up to `reconnect_grace` for the bot.
@@ -601,6 +603,15 @@ class RemoteSeat(Seat):
                 return False
             time.sleep(POLL_SECONDS)
 
+    def _still_held_by(self, lost: SessionInfo) -> bool:
+        """The unreachable gateway is alive (heartbeating) and still registers a stream of this bot."""
+        try:
+            alive = lost.gateway_id in self.registry.live_gateways()
+            sessions = sessions_for_bot(self.registry, self.bot_id)
+        except Exception as exc:
+            raise MatchAborted(f"session registry unavailable: {exc}") from exc
+        return alive and any(s.gateway_id == lost.gateway_id for s in sessions)
+
     def _alive_gateways(self, *, lost: str | None) -> set[str]:
         """Ids of the gateways alive now, but `lost`; an unreachable registry is ours: `MatchAborted`."""
         try:
@@ -651,6 +662,11 @@ class RemoteSeat(Seat):
             return waited
         if not self._alive_gateways(lost=lost.gateway_id):
             raise MatchAborted(f"no gateway alive after losing {lost.relay_address} ({reason})")
+        if self._still_held_by(lost):
+            raise MatchAborted(
+                f"gateway {lost.relay_address} still holds the bot's stream but this worker cannot reach it "
+                f"({reason}): the network between them is ours, so the match is retried, unrated"
+            )
         raise SeatFault(
             "disconnect",
             f"gateway {lost.relay_address} went away at step {step} ({reason}) and the bot did not reconnect "

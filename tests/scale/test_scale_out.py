@@ -98,10 +98,5 @@ def test_workers_cut_off_a_gateway_lose_no_match_and_rate_none_twice(
     cluster.assert_rated_exactly_once()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a seat that cannot reach the relay of its bot's gateway waits for the bot on another gateway, "
-    "but the bot's own stream is healthy and it never moves: a disconnect forfeit (remote_seat.py)",
-)
 def test_workers_cut_off_a_gateway_rate_nothing_against_its_bots(relay_cut: dict[str, Any]):
     assert relay_cut["rated_against_a_bot"] == 0, relay_cut

@@ -358,16 +358,15 @@ class Stack:
     def assert_rated_exactly_once(self) -> None:
         """Every DONE rated match has one ledger row per seat; no other match (practice ones included) has
         any."""
-        rows = self.query(
+        rows = self.query(  # one statement, one snapshot: matches may finish while this runs
             "SELECT m.id, m.status, (SELECT COUNT(*) FROM matches_seat s WHERE s.match_id = m.id),"
-            " (SELECT COUNT(*) FROM ratings_ratingledger l WHERE l.match_id = m.id), m.rated"
-            " FROM matches_match m"
+            " (SELECT COUNT(*) FROM ratings_ratingledger l WHERE l.match_id = m.id), m.rated,"
+            " (SELECT COALESCE(SUM(games), 0) FROM ratings_rating) FROM matches_match m"
         )
-        rated = [(match_id, status, seats, ledger) for match_id, status, seats, ledger, r in rows if r]
-        for match_id, status, seats, ledger, is_rated in rows:
+        for match_id, status, seats, ledger, is_rated, _ in rows:
             expected = seats if status == "DONE" and is_rated else 0
             assert ledger == expected, (
                 f"match {match_id} ({status}) has {ledger} ledger rows, expected {expected}"
             )
-        games = self.query("SELECT COALESCE(SUM(games), 0) FROM ratings_rating")[0][0]
-        assert games == sum(seats for _, status, seats, _ in rated if status == "DONE")
+        games = rows[0][5] if rows else 0
+        assert games == sum(seats for _, status, seats, _, rated, _ in rows if status == "DONE" and rated)
