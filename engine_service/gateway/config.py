@@ -19,6 +19,7 @@ Layer: gateway plumbing. Reads the environment only; no I/O beyond that.
 | CARAVANSERAI_GATEWAY_SESSION_TTL | 10 | seconds after which a silent gateway's sessions are stale |
 | CARAVANSERAI_GATEWAY_METRICS_PORT | unset | serve Prometheus metrics on this port (`/metrics`); unset or 0: none |
 | CARAVANSERAI_GATEWAY_METRICS_ADDR | 127.0.0.1 | the metrics server's address |
+| CARAVANSERAI_GATEWAY_DRAIN_SECONDS | 0 | SIGTERM drains for up to this long (no new streams or matches, exit once idle); 0: close at once |
 """
 
 from __future__ import annotations
@@ -67,6 +68,13 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _seconds_or_zero(env: Mapping[str, str], name: str) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "" or raw == "0":
+        return 0.0
+    return _float(env, name, 0.0)
+
+
 @dataclass(frozen=True)
 class GatewayConfig:
     bot_address: str = "0.0.0.0:50051"
@@ -84,6 +92,7 @@ class GatewayConfig:
     session_ttl: float = 10.0
     metrics_port: int = 0
     metrics_addr: str = "127.0.0.1"
+    drain_seconds: float = 0.0
 
     @property
     def advertised_relay(self) -> str:
@@ -113,4 +122,5 @@ class GatewayConfig:
             session_ttl=_float(env, "CARAVANSERAI_GATEWAY_SESSION_TTL", 10.0),
             metrics_port=_int(env, "CARAVANSERAI_GATEWAY_METRICS_PORT", 0, minimum=0),
             metrics_addr=env.get("CARAVANSERAI_GATEWAY_METRICS_ADDR") or "127.0.0.1",
+            drain_seconds=_seconds_or_zero(env, "CARAVANSERAI_GATEWAY_DRAIN_SECONDS"),
         )

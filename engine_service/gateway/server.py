@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -299,7 +298,7 @@ async def serve(config: GatewayConfig) -> None:
     drain, stop = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
 
-    seconds = drain_seconds()
+    seconds = config.drain_seconds
 
     def on_term() -> None:
         (stop if drain.is_set() or not seconds else drain).set()
@@ -324,16 +323,6 @@ async def serve(config: GatewayConfig) -> None:
         log.info("gateway drained: %d stream(s) still open move to other gateways", left)
     log.info("gateway stopping: closing bot streams with UNAVAILABLE")
     await gateway.stop(grace=2.0)
-
-
-def drain_seconds(env: dict[str, str] | None = None) -> float:
-    raw = (os.environ if env is None else env).get("CARAVANSERAI_GATEWAY_DRAIN_SECONDS") or ""
-    try:
-        return max(0.0, float(raw)) if raw else 0.0
-    except ValueError:
-        raise ValueError(
-            f"CARAVANSERAI_GATEWAY_DRAIN_SECONDS must be a number of seconds, not {raw!r}"
-        ) from None
 
 
 def main(argv: list[str] | None = None) -> int:
