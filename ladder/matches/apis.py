@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladder.core.api import NewestFirstCursor, parse_query
-from ladder.core.schema import cursor_page, game_ids
+from ladder.core.schema import GameIdField, cursor_page
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.practice import practice_match_request
@@ -169,7 +169,7 @@ class MatchListApi(APIView):
 
 class PracticeMatchInputSerializer(serializers.Serializer):
     bot = serializers.IntegerField(min_value=1, help_text="one of your bots; it takes seat 0")
-    game_id = serializers.ChoiceField(choices=game_ids(), help_text="the game to play")
+    game_id = GameIdField(max_length=60, help_text="the game to play")
     options = serializers.DictField(required=False, help_text="game options (the game's defaults otherwise)")
     opponents = serializers.ListField(
         child=serializers.JSONField(),

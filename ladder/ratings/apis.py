@@ -301,6 +301,7 @@ class LadderSeasonsApi(APIView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
+        operation_id="ladders_seasons_list",
         description="The ladder's current season number and its closed seasons, newest first. "
         + SEASON_RULES,
         responses=inline_serializer(

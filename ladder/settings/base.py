@@ -213,6 +213,7 @@ SPECTACULAR_SETTINGS = {
         "MatchStatusEnum": "ladder.matches.models.MatchStatus",
         "TournamentStatusEnum": "ladder.tournaments.models.TournamentStatus",
         "TournamentFormatEnum": "ladder.tournaments.models.TournamentFormat",
+        "GameIdEnum": "ladder.core.schema.GAME_IDS",
     },
 }
 
