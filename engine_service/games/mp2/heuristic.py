@@ -4,17 +4,39 @@ Pure: reads a state, changes nothing it was given, no RNG. It judges a seat only
 know: its own goal card and public facts (it is called on states sampled from the seat's observation, so
 other seats' goal cards there are random guesses and are never used).
 
-The value is the seat's points plus what its holdings are worth in points: coins, camels, goods and jade
-fade from their trading value toward their final-scoring rate as the game advances; contracts in hand count
-by how much of their cost is already held; shields are scored on the track now, with the goal card's
-shields and seals; posts in bonus cities count for the income still to come; dice not yet placed count as
-actions still to take; goods on a caravan as what completing it would bring. A pending choice of the seat
-itself (an offer, a step, contracts to take, ...) is resolved greedily first, so a placement is judged by
-its best outcome.
+The value is the seat's points plus what a strong player would count its position worth in points:
+- Resources: coins, camels, goods and jade fade from their trading value toward their final-scoring rate
+  (1 VP per 2 goods, 1 per 10 coins) as the game advances: early they buy travel, contracts and actions.
+- Contracts in hand count by the share of their cost already held (worth: VP plus a reward), and the
+  majority of completed contracts (8 / 4 VP) by where the seat stands now. Contracts in reach (on display in
+  cities where the seat has a post, which the Contracts action takes) count too, the best ones for the free
+  places in hand, at a lower weight: a post in a contract city is worth its contracts, and the Contracts
+  action is worth taking when they fit the goods held.
+- Posts: shields are scored on the shield track with the goal card's shields counted twice, at the step
+  where the track will stand at the end (about one new shield per round still to play): the track is convex
+  (0, 1, 2, 4, 6, 9, ...), so a shield gained now is worth the late steps, not the first ones, and a player
+  who counts only the present step undervalues travel. Posts in bonus-marker and special cities count for
+  the income still to come, in contract cities as above.
+- Guild seals: a seal counts for the sea routes and jade it opens, an improved one for its "!" bonus in each
+  round still to come, and the goal card's seals for their points (scored when improved, in part when only
+  taken).
+- Dice not yet placed count as actions still to take.
+- Caravans (The Caravans): a caravan's goods count at the final half price plus the rest of a completed
+  route's worth (the full sale, Tartarino's 3 VP and jade) times the chance of completing it, which falls
+  with the caravan's distance in steps to the nearest of the seat's figures (over the routes its seals open)
+  and with the time left. So a caravan is claimed in the city of the tile's other shield nearest the figure,
+  every caravan move closes the distance, a journey may end on the caravan, a route is completed when the
+  two meet, and a claim late in the game or far away is worth only the goods' half price: what it is.
+
+A pending choice (an offer, a movement, contracts to take, a caravan's steps, ...) is resolved greedily
+first, by the deciding seat's own value, so a placement is judged by its best outcome (a caravan's steps
+are chosen from the distances alone, which is what that value would choose, without trying each step).
 """
 
 from __future__ import annotations
 
+from functools import cache
+from math import exp
 from typing import TYPE_CHECKING
 
 from engine_service.games.mp2.scoring import (
@@ -25,13 +47,17 @@ from engine_service.games.mp2.scoring import (
     goal_seal_points,
 )
 from engine_service.games.mp2.tables import (
+    CARAVAN_FINAL_VP,
     CARAVAN_SELL_VP,
     CONTRACT_CITIES,
     CONTRACTS,
     GOALS,
-    GOODS,
     MARKER_CITIES,
+    NEIGHBOURS,
+    NODE_IDS,
+    OASES,
     POST_CITIES,
+    ROUTE_SEAL,
     SHIELD,
     SPECIAL_CITIES,
     shield_vp,
@@ -51,6 +77,9 @@ RESOURCE_VALUE = {
     "jade": (0.5, 0.8),
 }
 CONTRACT_WEIGHT = 0.55
+CONTRACT_REWARD_VALUE = 2.0
+HAND_SIZE = 2
+REACH_WEIGHT = 0.35
 MARKER_ROUND_VALUE = 1.4
 SPECIAL_ROUND_VALUE = 1.2
 CONTRACT_CITY_VALUE = 1.5
@@ -59,6 +88,16 @@ DIE_VALUE = 1.2
 DIE_PIP = 0.12
 SEAL_VALUE = 1.0
 IMPROVED_ROUND_VALUE = 1.2
+# distinct shields a seat still gains per round of play, so a shield is worth its step where the track
+# will stand at the end (the track is convex)
+FUTURE_SHIELDS_PER_ROUND = 1.0
+# caravans: locations a caravan and the figures close per round of play (books move 1-3, Tebaldo +2),
+# the chance of completing a route that is completable now, and a distance that never closes
+CARAVAN_SPEED = 1.5
+TEBALDO_EXTRA_SPEED = 1.0
+COMPLETE_NOW = 0.95
+UNREACHABLE = 99
+TARTARINO_ROUTE_VP = 3.5
 
 
 def evaluate(state: Mp2State, seat: int) -> float:
@@ -81,6 +120,11 @@ def resolved(state: Mp2State) -> Mp2State:
         if not current.pending or current.is_over():
             break
         decider = int(current.pending[0]["seat"])
+        if current.pending[0]["t"] == "caravan_move":  # its only effect is the distance: no trials needed
+            stepped = current.clone()
+            stepped.apply(decider, caravan_step_choice(current, decider))
+            current = stepped
+            continue
         best_value = float("-inf")
         best_state = current
         for action in current.legal_actions(decider):
@@ -94,6 +138,21 @@ def resolved(state: Mp2State) -> Mp2State:
     return current
 
 
+def caravan_step_choice(state: Mp2State, seat: int) -> str:
+    """The caravan step `static_value` likes best, found from the distances alone: the step that brings a
+    caravan nearest to one of the seat's figures, or `stop` when no step brings one nearer."""
+    caravans = state.caravans[seat]
+    best, gain = "stop", 0
+    for action in state.legal_actions(seat):
+        if action.id == "stop":
+            continue
+        before = caravan_distance(state, seat, str(caravans[int(action.details["caravan"])]["at"]))
+        after = caravan_distance(state, seat, str(action.details["to"]))
+        if before - after > gain:
+            best, gain = action.id, before - after
+    return best
+
+
 def static_value(state: Mp2State, seat: int) -> float:
     if state.is_over():
         return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
@@ -105,18 +164,10 @@ def static_value(state: Mp2State, seat: int) -> float:
         value += res[name] * (final + trade * late)
 
     # contracts in hand, by the share of their cost already held
+    weight = CONTRACT_WEIGHT + 0.3 * late
     for cid in state.active[seat]:
-        contract = CONTRACTS[cid]
-        cost = contract["cost"]
-        need = sum(cost.values())
-        have = 0
-        for k, v in cost.items():
-            if k in ("any", "diff2"):
-                have += min(v * (1 if k == "any" else 2), sum(res[g] for g in GOODS))
-            else:
-                have += min(res.get(k, 0), v)
-        worth = (0.0 if state.chars[seat] == "vidal" else contract["vp"]) + 2.0
-        value += worth * (have / max(1, need)) * (CONTRACT_WEIGHT + 0.3 * late)
+        value += contract_prospect(state, seat, cid) * weight
+    value += contracts_in_reach(state, seat) * weight
     counts = contract_counts(state)
     mine = counts[seat]
     others = sorted((counts[s] for s in range(state.num_players) if s != seat), reverse=True)
@@ -143,7 +194,9 @@ def static_value(state: Mp2State, seat: int) -> float:
     goal = state.goals[seat]
     if goal:
         shields += sum(1 for s in GOALS[goal]["shields"] if s in held_shields)
-    value += shield_vp(shields)
+    time_left = rounds_left + len(state.dice[seat]) / 5.0
+    future = FUTURE_SHIELDS_PER_ROUND * time_left
+    value += projected_shield_vp(shields + future) - projected_shield_vp(future)
     value += goal_seal_points(state, seat)
     if goal:
         for seal, vp in GOALS[goal]["seals"].items():
@@ -166,8 +219,107 @@ def static_value(state: Mp2State, seat: int) -> float:
         pip = 6 if tok[0] == "F" else int(tok[1:])
         value += DIE_VALUE + DIE_PIP * pip
     value += len(state.spare_figs[seat]) * (DIE_VALUE + DIE_PIP * 6) * 0.6
-    # goods on caravans: what completing the route would bring, discounted
-    for caravan in state.caravans[seat]:
-        for good in caravan["goods"]:
-            value += 0.75 * CARAVAN_SELL_VP[good]
+    value += caravan_value(state, seat)
     return value
+
+
+def contract_prospect(state: Mp2State, seat: int, cid: str) -> float:
+    """A contract's worth (its VP, 0 for Vidal, plus its reward) times the share of its cost held."""
+    res = state.res[seat]
+    need, items = _CONTRACT_COSTS[cid]
+    have = 0
+    for k, v in items:
+        if k == "any" or k == "diff2":
+            have += min(v, res["pepper"] + res["silk"] + res["gold"])
+        else:
+            have += min(res.get(k, 0), v)
+    worth = (0.0 if state.chars[seat] == "vidal" else CONTRACTS[cid]["vp"]) + CONTRACT_REWARD_VALUE
+    return float(worth * have / need)
+
+
+# per contract: the units its cost asks for, and (kind, units counted) ("diff2": two goods per unit)
+_CONTRACT_COSTS: dict[str, tuple[int, list[tuple[str, int]]]] = {
+    cid: (
+        max(1, sum(c["cost"].values())),
+        [(k, v * 2 if k == "diff2" else v) for k, v in c["cost"].items()],
+    )
+    for cid, c in CONTRACTS.items()
+}
+
+
+def contracts_in_reach(state: Mp2State, seat: int) -> float:
+    """Contracts on display in cities where the seat has a post (the Contracts action takes up to two of
+    them): the best ones, as many as the seat has free places for (at least one, since an old contract may
+    be discarded), weighted below contracts in hand."""
+    cities = [c for c in CONTRACT_CITIES if c in state.posts[seat]]
+    if not cities:
+        return 0.0
+    shown = [cid for c in cities for cid in state.contract_spaces.get(c, ()) if cid]
+    if not shown:
+        return 0.0
+    room = max(1, HAND_SIZE - len(state.active[seat]))
+    prospects = [contract_prospect(state, seat, cid) for cid in shown]
+    if room == 1 or len(prospects) <= room:
+        return REACH_WEIGHT * (max(prospects) if room == 1 else sum(prospects))
+    prospects.sort(reverse=True)
+    return REACH_WEIGHT * sum(prospects[:room])
+
+
+def projected_shield_vp(shields: float) -> float:
+    """The shield track's points for a fractional count (linear between its steps)."""
+    low = int(shields)
+    return shield_vp(low) + (shield_vp(low + 1) - shield_vp(low)) * (shields - low)
+
+
+def caravan_value(state: Mp2State, seat: int) -> float:
+    """The seat's caravans on the board: their goods at the final half price, plus the rest of a completed
+    route's worth (full sale; Tartarino's 3 VP and jade) times the chance of completing it, which falls
+    with the caravan's distance to the nearest of the seat's figures and with the time left."""
+    if not state.caravans[seat]:
+        return 0.0
+    time_left = max(0, 5 - state.round) + len(state.dice[seat]) / 5.0
+    speed = CARAVAN_SPEED + (TEBALDO_EXTRA_SPEED if state.chars[seat] == "tebaldo" else 0.0)
+    scale = 0.3 + speed * time_left
+    value = 0.0
+    for caravan in state.caravans[seat]:
+        goods = caravan["goods"]
+        parked = float(sum(CARAVAN_FINAL_VP[g] for g in goods))
+        full = float(sum(CARAVAN_SELL_VP[g] for g in goods))
+        if state.chars[seat] == "tartarino":
+            full += TARTARINO_ROUTE_VP
+        distance = caravan_distance(state, seat, str(caravan["at"]))
+        chance = COMPLETE_NOW if distance == 0 else COMPLETE_NOW * exp(-distance / scale)
+        value += parked + (full - parked) * chance
+    return value
+
+
+def caravan_distance(state: Mp2State, seat: int, at: str) -> int:
+    """Caravan steps from `at` to the nearest of the seat's figures (1 on an oasis where a route may not be
+    completed)."""
+    steps = caravan_steps(frozenset(state.seals[seat]))[at]
+    distance = min(steps.get(str(f), UNREACHABLE) for f in state.figures[seat])
+    if distance == 0 and at in OASES and not state.options["caravan_oasis_completion"]:
+        return 1
+    return distance
+
+
+@cache
+def caravan_steps(seals: frozenset[str]) -> dict[str, dict[str, int]]:
+    """Fewest caravan steps between every two locations, over the routes a caravan may take with these
+    guild seals (a sea route needs its seal)."""
+    out: dict[str, dict[str, int]] = {}
+    for source in NODE_IDS:
+        dist = {source: 0}
+        frontier = [source]
+        while frontier:
+            nxt = []
+            for node in frontier:
+                for other, _cost in NEIGHBOURS[node]:
+                    seal = ROUTE_SEAL[(node, other)]
+                    if other in dist or (seal and seal not in seals):
+                        continue
+                    dist[other] = dist[node] + 1
+                    nxt.append(other)
+            frontier = nxt
+        out[source] = dist
+    return out
