@@ -38,7 +38,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 
 import redis
@@ -62,6 +62,7 @@ from ladder.replays.services import live_progress_publish
 from workers import leases, metrics
 from workers.celery_app import app
 from workers.config import WorkerSettings
+from workers.live import LivePublisher
 from workers.seats import build_seats
 
 log = logging.getLogger("caravanserai.workers")
@@ -172,39 +173,44 @@ def _referee(match: Match, seats: list[Seat], lease: leases.Lease) -> MatchRecor
     game = match.ladder.game_id
     decisions = metrics.DECISIONS.labels(game)
     with metrics.MATCHES_IN_FLIGHT.labels(game).track_inprogress(), metrics.MATCH_SECONDS.labels(game).time():
-        return referee_run_match(
-            game,
-            match.ladder.num_players,
-            match.seed,
-            seats,
-            match.ladder.options,
-            match_id=str(match.pk),
-            time_control=time_control(),
-            should_stop=_stop_check(lease),
-            on_step=_on_step(match.pk, decisions.inc),
-        )
+        try:
+            return referee_run_match(
+                game,
+                match.ladder.num_players,
+                match.seed,
+                seats,
+                match.ladder.options,
+                match_id=str(match.pk),
+                time_control=time_control(),
+                should_stop=_stop_check(lease),
+                on_step=_on_step(match.pk, decisions.inc),
+            )
+        finally:
+            LIVE.forget(match.pk)  # an offer written after the result would outlive its match
 
 
 def _on_step(match_id: int, count_decision: Callable[[], None]) -> Callable[[GameState, MatchRecord], None]:
-    """After every decision: count it, and every CARAVANSERAI_LIVE_SECONDS publish the actions so far for
-    the match's live view. A failed publication is skipped (the next one carries everything): watching
-    must never cost a match."""
+    """After every decision: count it, and every CARAVANSERAI_LIVE_SECONDS offer the actions so far to the
+    process's live publisher (no I/O here: watching must never cost a match)."""
     last = -math.inf
 
     def on_step(state: GameState, record: MatchRecord) -> None:
         nonlocal last
         count_decision()
         now = time.monotonic()
-        if not SETTINGS.live_seconds or now - last < SETTINGS.live_seconds:
-            return
-        last = now
-        try:
-            with database_turn():
-                live_progress_publish(match_id=match_id, actions=record.actions)
-        except DatabaseError as exc:
-            log.debug("match %s: live progress not published (%s)", match_id, exc)
+        if SETTINGS.live_seconds and now - last >= SETTINGS.live_seconds:
+            last = now
+            LIVE.offer(match_id, record.actions)
 
     return on_step
+
+
+def _publish_live(match_id: int, actions: Sequence[tuple[int, str]]) -> None:
+    with database_turn():
+        live_progress_publish(match_id=match_id, actions=actions)
+
+
+LIVE = LivePublisher(_publish_live, interval=SETTINGS.live_seconds or 2.0)
 
 
 RECORD_RETRY_SECONDS = (1, 2, 4, 8, 16, 32)  # a played match waits about a minute for its database

@@ -146,7 +146,7 @@ def test_sweep_requeues_a_running_match_nobody_holds(ladder2, house_bots, monkey
     assert match.attempts == 2 and RatingLedger.objects.filter(match=match).count() == 2
 
 
-def test_the_worker_publishes_live_progress_every_few_seconds(ladder2, make_bot):
+def test_the_worker_offers_live_progress_every_few_seconds_and_its_publisher_writes_it(ladder2, make_bot):
     match = match_create(ladder_id=ladder2.pk, bot_ids=[make_bot().pk, make_bot().pk], seed=77)
     assert match_mark_running(match_id=match.pk)
     record = make_record(match)
@@ -157,4 +157,6 @@ def test_the_worker_publishes_live_progress_every_few_seconds(ladder2, make_bot)
     record.actions = [*record.actions, record.actions[0]]
     on_step(None, record)  # the next, within CARAVANSERAI_LIVE_SECONDS, is not
     assert len(counted) == 2
+    assert not LiveProgress.objects.exists()  # match threads only offer: the publisher thread writes
+    matches.LIVE.flush()
     assert LiveProgress.objects.get(match=match).steps == 4
