@@ -27,7 +27,7 @@ from tests.workers.stack import PYTHON, ROOT, Proc, Stack, free_port, wait_for
 
 HAPROXY_CFG = ROOT / "infra" / "haproxy.cfg"
 NODE_BOT = ROOT / "clients" / "node" / "bot.js"
-PY_BOT = Path(__file__).with_name("bot.py")
+PY_BOT = ROOT / "tests" / "workers" / "slow_bot.py"  # with --log: the SDK says which session it holds
 
 _SESSION_OPENED = re.compile(r"session ([0-9a-f]{32}) opened: bot (\d+)")
 _CONNECTED = re.compile(r"connected as .*?\(session ([0-9a-f]{32})")
@@ -138,7 +138,7 @@ class Cluster(Stack):
         return self.spawn(
             f"bot{bot_id}",
             [PYTHON, str(PY_BOT), "--target", self.bot_target, "--token", token, "--seed", str(seed),
-             "--delay", str(self.bot_delay), "--concurrent", str(self.bot_concurrency)],
+             "--delay", str(self.bot_delay), "--concurrent", str(self.bot_concurrency), "--log"],
         )  # fmt: skip
 
     def start_node_bot(self, bot_id: Any, token: str, seed: int) -> Proc:
