@@ -42,6 +42,24 @@ def total(bundle: Bundle, names: Iterable[str]) -> int:
     return sum(bundle.get(name, 0) for name in names)
 
 
+# Words for the resources the Marco Polo games share: (one, many), in the games' usual order.
+RESOURCE_WORDS: dict[str, tuple[str, str]] = {
+    "coins": ("coin", "coins"),
+    "camels": ("camel", "camels"),
+    "pepper": ("pepper", "pepper"),
+    "silk": ("silk", "silk"),
+    "gold": ("gold", "gold"),
+    "jade": ("jade", "jade"),
+    "vp": ("VP", "VP"),
+}
+
+
+def count_words(amount: int, name: str, words: Mapping[str, tuple[str, str]] = RESOURCE_WORDS) -> str:
+    """'1 camel', '3 coins' (an unknown name is used as it is)."""
+    one, many = words.get(name, (name, name))
+    return f"{amount} {one if amount == 1 else many}"
+
+
 def describe(bundle: Bundle) -> str:
     """'2 camels + 1 silk' (zero entries left out; '-' for an empty bundle)."""
     parts = [f"{amount} {name}" for name, amount in bundle.items() if amount]

@@ -15,6 +15,7 @@ from itertools import pairwise
 from typing import Any
 
 from engine_service.games.base import Action, GameResult, JsonDict, Progress
+from engine_service.games.common.resources import RESOURCE_WORDS, count_words
 from engine_service.games.mp2.rules import (
     BLUE,
     BOOK_OF,
@@ -58,15 +59,6 @@ from engine_service.games.mp2.tables import (
 )
 
 # --- names ---------------------------------------------------------------------------------------------------
-UNITS = {
-    "coins": ("coin", "coins"),
-    "camels": ("camel", "camels"),
-    "pepper": ("pepper", "pepper"),
-    "silk": ("silk", "silk"),
-    "gold": ("gold", "gold"),
-    "jade": ("jade", "jade"),
-    "vp": ("VP", "VP"),
-}
 SPACE_NAMES = {
     "book1": "Book I",
     "book2": "Book II",
@@ -115,11 +107,6 @@ def space_name(space: str) -> str:
     return space
 
 
-def _count(amount: int, name: str) -> str:
-    one, many = UNITS.get(name, (name, name))
-    return f"{amount} {one if amount == 1 else many}"
-
-
 def bundle_words(bundle: Mapping[str, Any]) -> str:
     """'2 pepper + 1 camel + a good of your choice' (resources and reward choices; 'nothing' when empty)."""
     parts = []
@@ -127,8 +114,8 @@ def bundle_words(bundle: Mapping[str, Any]) -> str:
         n = int(amount)
         if not n:
             continue
-        if key in UNITS:
-            parts.append(_count(n, key))
+        if key in RESOURCE_WORDS:
+            parts.append(count_words(n, key))
         elif key == "good_choice":
             parts.append("a good of one's choice" if n == 1 else f"{n} goods of one's choice")
         elif key == "diff2":
@@ -275,7 +262,7 @@ def _ev_place(e: Mapping[str, Any]) -> str:
     paid = []
     fee = int(e.get("fee", 0))
     if fee:
-        paid.append(f"{_count(fee, 'coins')} to join the dice there")
+        paid.append(f"{count_words(fee, 'coins')} to join the dice there")
     if e.get("space") == "travel1":
         paid.append(f"{TRAVEL1_COINS} coins for the space")
     if paid:
@@ -294,7 +281,7 @@ def _ev_offer(e: Mapping[str, Any]) -> str:
         return f"took Book {book}'s {'first' if which == 0 else 'second'} free offer: {bundle_words(data['free'][which])}"
     if choice.startswith("jade"):
         jade = int(choice[4:])
-        return f"paid {_count(jade, 'jade')} for Book {book}'s offer tile ({jade}-jade reward)"
+        return f"paid {count_words(jade, 'jade')} for Book {book}'s offer tile ({jade}-jade reward)"
     return f"took an offer of Book {book}"
 
 
@@ -385,7 +372,7 @@ EVENT_WORDS: dict[str, Any] = {
     "seal": lambda e: (
         f"took the {SEAL_TITLES.get(str(e.get('seal')), str(e.get('seal')))}"
         + (
-            f" and {_count(int(SEALS[str(e['seal'])]['jade']), 'jade')}"
+            f" and {count_words(int(SEALS[str(e['seal'])]['jade']), 'jade')}"
             if str(e.get("seal")) in SEALS and SEALS[str(e["seal"])]["jade"]
             else ""
         )
@@ -489,7 +476,7 @@ def _action_words(state: Mp2State, seat: int, action: Action) -> str:
         paid = []
         fee = int(d.get("fee", 0))
         if fee:
-            paid.append(f"{_count(fee, 'coins')} to join the dice there")
+            paid.append(f"{count_words(fee, 'coins')} to join the dice there")
         if space == "travel1":
             paid.append(f"{TRAVEL1_COINS} coins for the space")
         if paid:
@@ -530,11 +517,13 @@ def _action_words(state: Mp2State, seat: int, action: Action) -> str:
         book = str(_top(state).get("book", ""))
         jade = int(d.get("jade", 0))
         if jade:
-            return f"pays {_count(jade, 'jade')} for offer tile {d.get('tile')} of Book {book}: {bundle_words(d['gain'])}"
+            return f"pays {count_words(jade, 'jade')} for offer tile {d.get('tile')} of Book {book}: {bundle_words(d['gain'])}"
         return f"takes Book {book}'s free offer: {bundle_words(d['gain'])}"
     if kind == "seal":
         jade = int(d.get("jade", 0))
-        return f"takes the {SEAL_TITLES[str(d['seal'])]}" + (f" and {_count(jade, 'jade')}" if jade else "")
+        return f"takes the {SEAL_TITLES[str(d['seal'])]}" + (
+            f" and {count_words(jade, 'jade')}" if jade else ""
+        )
     if kind == "move":
         if aid == "move:stop":
             return "ends its movement here"

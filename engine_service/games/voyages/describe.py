@@ -15,6 +15,7 @@ from itertools import pairwise
 from typing import Any
 
 from engine_service.games.base import Action, GameResult, JsonDict, Progress
+from engine_service.games.common.resources import RESOURCE_WORDS, count_words
 from engine_service.games.voyages.tables import (
     BAZAAR,
     BEIJING_VP,
@@ -35,12 +36,7 @@ from engine_service.games.voyages.tables import (
 
 # --- names ------------------------------------------------------------------------------------------------
 _UNIT = {
-    "coins": ("coin", "coins"),
-    "camels": ("camel", "camels"),
-    "pepper": ("pepper", "pepper"),
-    "silk": ("silk", "silk"),
-    "gold": ("gold", "gold"),
-    "vp": ("VP", "VP"),
+    **RESOURCE_WORDS,
     "good_choice": ("good of your choice", "goods of your choice"),
     "different_goods": ("pair of different goods", "pairs of different goods"),
     "other_bonus": ("other city bonus of your choice", "other city bonuses of your choice"),
@@ -70,10 +66,10 @@ SLOT_NAMES = {
 
 
 def amount(name: str, n: int) -> str:
-    one, many = _UNIT.get(name, (name, name))
     if name in ("black_die", "contract", "other_bonus", "different_goods", "good_choice") and n == 1:
+        one = _UNIT[name][0]
         return f"a {one}" if name not in ("other_bonus",) else f"one {one}"
-    return f"{n} {one if n == 1 else many}"
+    return count_words(n, name, _UNIT)
 
 
 def bundle(b: Mapping[str, int], empty: str = "nothing") -> str:
