@@ -20,6 +20,7 @@ Layer: gateway plumbing. Reads the environment only; no I/O beyond that.
 | CARAVANSERAI_GATEWAY_METRICS_PORT | unset | serve Prometheus metrics on this port (`/metrics`); unset or 0: none |
 | CARAVANSERAI_GATEWAY_METRICS_ADDR | 127.0.0.1 | the metrics server's address |
 | CARAVANSERAI_GATEWAY_DRAIN_SECONDS | 0 | SIGTERM drains for up to this long (no new streams or matches, exit once idle); 0: close at once |
+| CARAVANSERAI_GATEWAY_UDS | unset | also serve bots on this Unix-domain socket path (hosted bots' sandboxes); unset: none |
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class GatewayConfig:
     metrics_port: int = 0
     metrics_addr: str = "127.0.0.1"
     drain_seconds: float = 0.0
+    bot_uds: str = ""
 
     @property
     def advertised_relay(self) -> str:
@@ -123,4 +125,5 @@ class GatewayConfig:
             metrics_port=_int(env, "CARAVANSERAI_GATEWAY_METRICS_PORT", 0, minimum=0),
             metrics_addr=env.get("CARAVANSERAI_GATEWAY_METRICS_ADDR") or "127.0.0.1",
             drain_seconds=_seconds_or_zero(env, "CARAVANSERAI_GATEWAY_DRAIN_SECONDS"),
+            bot_uds=env.get("CARAVANSERAI_GATEWAY_UDS") or "",
         )

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -87,6 +88,15 @@ def _health_and_reflection(server: grpc.aio.Server, services: Iterable[str]) -> 
     return health_servicer
 
 
+def _bind_unix(server: grpc.aio.Server, path: str) -> None:
+    """Serve bots on the Unix-domain socket `path` too (a stale socket file is replaced)."""
+    if os.path.exists(path):
+        os.unlink(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    if not server.add_insecure_port(f"unix:{path}"):
+        raise OSError(f"cannot bind unix:{path}")
+
+
 def build_verifier(config: GatewayConfig) -> TokenVerifier:
     if config.auth.startswith("file:"):
         return InMemoryVerifier.from_file(config.auth[len("file:") :])
@@ -135,6 +145,8 @@ class Gateway:
         self.relay_port = relay_server.add_insecure_port(self.config.relay_address)
         if not self.bot_port or not self.relay_port:
             raise OSError(f"cannot bind {self.config.bot_address} / {self.config.relay_address}")
+        if self.config.bot_uds:
+            _bind_unix(bot_server, self.config.bot_uds)
         if self.config.relay_address.endswith(":0"):  # tests: advertise the port actually bound
             host = self.config.relay_address.rsplit(":", 1)[0]
             self.config = self.config.with_(relay_address=f"{host}:{self.relay_port}")
@@ -150,6 +162,8 @@ class Gateway:
         ]
         await bot_server.start()
         await relay_server.start()
+        if self.config.bot_uds:  # sandboxed bots run under other uids: any local user may connect
+            os.chmod(self.config.bot_uds, 0o666)
         self._servers = [bot_server, relay_server]
         await asyncio.to_thread(self.registry.heartbeat, hub.gateway_id, self.config.advertised_relay, [])
         self._heartbeat = asyncio.create_task(hub.heartbeat_loop())
