@@ -8,6 +8,7 @@ from engine_service.referee.frames import frame_with_words, frames, match_index
 from engine_service.referee.match import TimeControl, run_match
 from engine_service.referee.record import Fault, MatchRecord, SeatInfo
 from engine_service.referee.replay import ReplayMismatch, frame_at, replay, verify
+from engine_service.referee.result import MatchResult, ResultError, SeatResult
 from engine_service.referee.seats import (
     DecisionRequest,
     HouseSeat,
@@ -25,10 +26,13 @@ __all__ = [
     "MatchAborted",
     "MatchInfo",
     "MatchRecord",
+    "MatchResult",
     "ReplayMismatch",
+    "ResultError",
     "Seat",
     "SeatFault",
     "SeatInfo",
+    "SeatResult",
     "SeatUnavailable",
     "TimeControl",
     "frame_at",

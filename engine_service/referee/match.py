@@ -21,7 +21,8 @@ cancels that match unrated, never forfeits it. So does one raised by `should_sto
 end a match between decisions (its lease lost, its time limit reached). Seats may keep `incidents` (dicts
 with seat, step, kind, reason), copied into the record.
 
-Why the match ended (`result["reason"]`, `result["end_seat"]`, and by seat `result["end_reasons"]`): a seat
+The record's result is a `MatchResult` (`referee.result`) stored as JSON. Why the match ended
+(`result["reason"]`, `result["end_seat"]`, and by seat `result["end_reasons"]`): a seat
 that forfeited ended its match by "disconnect", "resigned" or "forfeit" (more than `max_faults` faults); the
 others by the game's own end ("completed" or "turn_cap", also in `result["game"]["reason"]`). The match's
 reason is the first forfeit's, with its seat, else the game's. An action id over `MAX_ACTION_ID_BYTES` is a
@@ -37,8 +38,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine_service.games import GameState, make
+from engine_service.games import GameResult, GameState, make
 from engine_service.referee.record import Fault, MatchRecord, SeatInfo
+from engine_service.referee.result import MatchResult, SeatResult
 from engine_service.referee.seats import (
     DecisionRequest,
     MatchAborted,
@@ -153,14 +155,7 @@ def run_match(
     record.hashes[state.step] = state.state_hash()
     for seat in seats:
         record.incidents.extend(getattr(seat, "incidents", ()))
-    game_result = state.result()
-    game_json = game_result.to_json()
-    record.result = {
-        "game": game_json,
-        "ranks": final_ranks(game_result.ranks, record.forfeits),
-        "forfeits": list(record.forfeits),
-        **end_reasons(record, str(game_json.get("reason", ""))),
-    }
+    record.result = match_result(record, state.result()).to_json()
     for seat, info in zip(seats, infos, strict=True):
         summary = {
             "result": record.result,
@@ -181,19 +176,40 @@ def legal_list(ids: Any) -> str:
     return f"legal: {', '.join(ids[:LEGAL_SHOWN])}{more}"
 
 
-def end_reasons(record: MatchRecord, game_reason: str) -> dict[str, Any]:
-    """Why the match ended: `reason` and `end_seat` (the first seat to forfeit, else the game's reason and
-    None), and `end_reasons` by seat."""
+def end_reasons(record: MatchRecord, game_reason: str) -> list[str]:
+    """Why the match ended for each seat: a forfeited seat by its forfeit's cause, the others by the game's
+    reason."""
     by_seat = [game_reason] * record.num_players
     for seat in record.forfeits:
         cause = next((f for f in record.faults if f.seat == seat and f.forfeit), None)
         by_seat[seat] = FORFEIT_END_REASONS.get(cause.kind, "forfeit") if cause else "forfeit"
+    return by_seat
+
+
+def match_result(record: MatchRecord, game_result: GameResult) -> MatchResult:
+    """The match's typed result from the game's: forfeited seats ranked last, each seat's end reason and
+    faults; the match's `reason` and `end_seat` are the first forfeit's, else the game's reason and None."""
+    by_seat = end_reasons(record, game_result.reason)
+    ranks = final_ranks(game_result.ranks, record.forfeits)
     first = record.forfeits[0] if record.forfeits else None
-    return {
-        "reason": by_seat[first] if first is not None else game_reason,
-        "end_seat": first,
-        "end_reasons": by_seat,
-    }
+    seats = tuple(
+        SeatResult(
+            seat=i,
+            rank=ranks[i],
+            score=game_result.scores[i],
+            forfeited=i in record.forfeits,
+            end_reason=by_seat[i],
+            faults=tuple(f for f in record.faults if f.seat == i),
+        )
+        for i in range(record.num_players)
+    )
+    return MatchResult(
+        game=game_result.to_json(),
+        seats=seats,
+        forfeits=tuple(record.forfeits),
+        reason=by_seat[first] if first is not None else game_result.reason,
+        end_seat=first,
+    )
 
 
 def _start_seats(seats: Sequence[Seat], infos: list[MatchInfo], record: MatchRecord) -> None:

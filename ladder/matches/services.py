@@ -2,8 +2,9 @@
 
 Layer: services (keyword-only, typed). The Celery workers call these; each is one transaction that locks
 the match row first. `match_record_result` writes seats, replay, ledger rows and ratings together, and does
-nothing (returns False) for a match already DONE, so a redelivered task cannot rate twice. Bad input raises
-`ValidationError` naming the problem and changes nothing. Must not run matches or talk to bots.
+nothing (returns False) for a match already DONE, so a redelivered task cannot rate twice. A record's result
+is read once, typed and checked (`referee.MatchResult.of`), before any lock; the writes use its fields. Bad
+input raises `ValidationError` naming the problem and changes nothing. Must not run matches or talk to bots.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from engine_service.referee import MatchRecord, ReplayMismatch, verify
+from engine_service.referee import MatchRecord, MatchResult, ReplayMismatch, ResultError, verify
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
 from ladder.matches.models import Match, MatchStatus, Seat
@@ -101,8 +102,8 @@ def match_mark_running(*, match_id: int) -> bool:
         return True
 
 
-def _check_record(match: Match, seats: list[Seat], record: MatchRecord) -> list[int]:
-    """The record's final ranks after checking it belongs to this match; ValidationError otherwise."""
+def _check_record(match: Match, seats: list[Seat], record: MatchRecord) -> MatchResult:
+    """The record's typed result after checking it belongs to this match; ValidationError otherwise."""
     ladder = match.ladder
     problems = []
     if record.game_id != ladder.game_id:
@@ -113,28 +114,18 @@ def _check_record(match: Match, seats: list[Seat], record: MatchRecord) -> list[
         problems.append(f"seed {record.seed} is not the match's seed {match.seed}")
     if record.options != ladder.options:
         problems.append(f"options {record.options} are not the ladder's {ladder.options}")
-    if not isinstance(record.result, dict) or "ranks" not in record.result:
-        problems.append("the record has no result (the match did not finish)")
     if problems:
         raise ValidationError(f"record does not fit match {match.pk}: " + "; ".join(problems))
-    assert record.result is not None
-    ranks = record.result["ranks"]
-    n = len(seats)
-    if (
-        not isinstance(ranks, list)
-        or len(ranks) != n
-        or any(isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= n for r in ranks)
-    ):
-        raise ValidationError(f"record ranks {ranks!r} are not {n} ranks between 1 and {n}")
-    scores = record.result.get("game", {}).get("scores")
-    if not isinstance(scores, list) or len(scores) != n:
-        raise ValidationError(f"record scores {scores!r} are not {n} scores")
+    try:
+        result = MatchResult.of(record)
+    except ResultError as exc:
+        raise ValidationError(f"record of match {match.pk} has an unusable result: {exc}") from exc
     if settings.LADDER_VERIFY_RECORDS:
         try:
             verify(record)
         except (ReplayMismatch, ValueError) as exc:
             raise ValidationError(f"record of match {match.pk} does not replay: {exc}") from exc
-    return ranks
+    return result
 
 
 def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
@@ -151,37 +142,20 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
         raise ValidationError({"match": [f"no match with id {match_id}"]}) from exc
     if unlocked.status not in RETRYABLE:
         return False
-    ranks = _check_record(unlocked, list(unlocked.seats.order_by("index")), record)
+    result = _check_record(unlocked, list(unlocked.seats.order_by("index")), record)
     with transaction.atomic():
         match = _locked_match(match_id)
         if match.status not in RETRYABLE:
             return False
         seats = list(match.seats.order_by("index"))
-        assert record.result is not None
-        scores = record.result["game"]["scores"]
-        forfeits = set(record.result.get("forfeits") or record.forfeits)
-        game_reason = str(record.result.get("game", {}).get("reason", ""))
-        seat_reasons = list(record.result.get("end_reasons") or [])  # records before per-seat reasons: none
         now = timezone.now()
         for seat in seats:
-            seat.score = int(scores[seat.index])
-            seat.rank = int(ranks[seat.index])
-            seat.forfeited = seat.index in forfeits
-            seat.end_reason = str(
-                seat_reasons[seat.index] if seat.index < len(seat_reasons) else game_reason
-            )[:20]
-            seat.faults = [
-                {
-                    "step": f.step,
-                    "kind": f.kind,
-                    "reason": f.reason,
-                    "action_id": f.action_id,
-                    "fallback_action": f.fallback_action,
-                    "forfeit": f.forfeit,
-                }
-                for f in record.faults
-                if f.seat == seat.index
-            ]
+            outcome = result.seats[seat.index]
+            seat.score = outcome.score
+            seat.rank = outcome.rank
+            seat.forfeited = outcome.forfeited
+            seat.end_reason = outcome.end_reason[:20]
+            seat.faults = outcome.fault_log()
         Seat.objects.bulk_update(seats, ["score", "rank", "forfeited", "faults", "end_reason"])
         text = record.dumps()
         Replay.objects.create(
@@ -202,8 +176,8 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
                     SeatOutcome(
                         seat=s.index,
                         bot_id=s.bot_id,
-                        rank=s.rank,
-                        score=s.score,
+                        rank=result.seats[s.index].rank,
+                        score=result.seats[s.index].score,
                         version=record.seats[s.index].version,
                     )
                     for s in seats
@@ -213,7 +187,7 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
         match.status = MatchStatus.DONE
         match.finished_at = now
         match.steps = record.steps
-        match.end_reason = str(record.result.get("reason") or game_reason)[:40]  # forfeit, ..., completed
+        match.end_reason = result.reason[:40]  # forfeit, resigned, disconnect, else the game's reason
         if match.started_at is None:
             match.started_at = now
         match.save(update_fields=["status", "finished_at", "steps", "end_reason", "started_at"])

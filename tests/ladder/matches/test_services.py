@@ -173,6 +173,17 @@ def test_record_that_does_not_fit_changes_nothing(tamper, ladder2, make_bot):
     assert match.seats.filter(rank__isnull=False).count() == 0
 
 
+def test_a_malformed_result_is_refused_with_the_field_named(ladder2, make_bot):
+    match = match_create(ladder_id=ladder2.pk, bot_ids=[make_bot().pk, make_bot().pk], seed=8)
+    match_mark_running(match_id=match.pk)
+    record = make_record(match)
+    record.result = {**record.result, "end_reasons": ["completed"]}
+    with pytest.raises(ValidationError, match="unusable result: result end_reasons"):
+        match_record_result(match_id=match.pk, record=record)
+    match.refresh_from_db()
+    assert match.status == MatchStatus.RUNNING and not Replay.objects.exists()
+
+
 def test_infrastructure_failure_retries_then_errors(ladder2, make_bot, settings):
     settings.LADDER_MATCH_MAX_ATTEMPTS = 2
     match = match_create(ladder_id=ladder2.pk, bot_ids=[make_bot().pk, make_bot().pk], seed=9)
