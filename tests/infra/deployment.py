@@ -1,0 +1,316 @@
+"""Reading the deployment files as an operator's tools would: infra/compose.yaml (YAML with its anchors and
+merge keys, Compose's `${VAR}` interpolation), infra/Procfile (honcho's `name: command` lines), the
+Dockerfile's ENV, and the environment variables the project's code reads (found in its source, so a
+variable added to the code or to a file is picked up without a list kept by hand).
+
+Test helper only: it reads files and imports nothing of the project but its configuration classes; it
+starts no process (`tests/infra/launch.py` does).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+INFRA = ROOT / "infra"
+COMPOSE = INFRA / "compose.yaml"
+PROCFILE = INFRA / "Procfile"
+DOCKERFILE = INFRA / "Dockerfile"
+HAPROXY_CFG = INFRA / "haproxy.cfg"
+COMPOSE_SCHEMA = INFRA / "schemas" / "compose-spec.json"
+CODE_PACKAGES = ("engine_service", "workers", "ladder")
+
+# Read by third-party programs, not by the project's code (Python itself, Django's entry points).
+THIRD_PARTY_ENV = {
+    "DJANGO_SETTINGS_MODULE",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+    "PIP_NO_CACHE_DIR",
+}
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
+_ENV_HELPERS = {"getenv", "env_bool", "env_list"}  # called with a variable's name, without the mapping
+_SHELL_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=((?:\$\([^)]*\)|[^\s$]|\$(?!\())*)\s+")
+_INTERPOLATION = re.compile(
+    r"\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+class DeploymentFileError(ValueError):
+    """A deployment file that cannot be read as its tool would read it; the message says where."""
+
+
+# --- files ---------------------------------------------------------------------------------------------------
+def load_compose(path: Path = COMPOSE) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("services"), dict):
+        raise DeploymentFileError(f"{path}: no services mapping")
+    return data
+
+
+def load_procfile(path: Path = PROCFILE) -> dict[str, str]:
+    """Process name -> command line, as honcho and foreman read it (comments and blank lines skipped)."""
+    entries: dict[str, str] = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, sep, command = line.partition(":")
+        if not sep or not re.fullmatch(r"[A-Za-z0-9_-]+", name) or not command.strip():
+            raise DeploymentFileError(f"{path}:{number}: not a `name: command` line: {line!r}")
+        if name in entries:
+            raise DeploymentFileError(f"{path}:{number}: process {name!r} defined twice")
+        entries[name] = command.strip()
+    return entries
+
+
+def dockerfile_env(path: Path = DOCKERFILE) -> dict[str, str]:
+    """The image's ENV (the `ENV A=1 B=2` form, continuation lines joined)."""
+    text = path.read_text().replace("\\\n", " ")
+    env: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("ENV "):
+            for pair in shlex.split(line[4:]):
+                name, sep, value = pair.partition("=")
+                if not sep:
+                    raise DeploymentFileError(f"{path}: ENV {pair!r} is not NAME=value")
+                env[name] = value
+    return env
+
+
+def interpolate(value: str, env: Mapping[str, str]) -> str:
+    """Compose's interpolation: `$$`, `$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}`
+    and `${VAR?error}`; a required variable that is missing raises with Compose's message."""
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(1):
+            return "$"
+        name = m.group(2) or m.group(5)
+        op, arg = m.group(3), m.group(4) or ""
+        present = name in env and (env[name] != "" or not (op or "").startswith(":"))
+        if present:
+            return env[name]
+        if op in (":?", "?"):
+            raise DeploymentFileError(f"required variable {name} is missing a value: {arg}")
+        return arg if op in (":-", "-") else ""
+
+    return _INTERPOLATION.sub(one, value)
+
+
+# --- services and commands -----------------------------------------------------------------------------------
+@dataclass
+class Process:
+    """One process a deployment file starts: its argv (shell wrappers and `env` assignments taken apart),
+    the environment the file gives it, and where it comes from."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    source: str
+    image: str | None = None
+    shell: str | None = None  # the script of an `sh -c` wrapper, as written
+    ports: list[int] = field(default_factory=list)  # container ports published
+    depends_on: list[str] = field(default_factory=list)
+    stop_grace: float = 10.0
+
+    @property
+    def program(self) -> str:
+        return Path(self.argv[0]).name if self.argv else ""
+
+    @property
+    def role(self) -> str:
+        return command_role(self.argv)
+
+
+def split_command(argv: list[str]) -> tuple[list[str], dict[str, str], str | None]:
+    """(the program's argv, `NAME=value` assignments before it, the `sh -c` script if wrapped)."""
+    assigned: dict[str, str] = {}
+    script = None
+    if len(argv) >= 3 and Path(argv[0]).name in ("sh", "bash") and argv[1] == "-c":
+        script = argv[2]
+        rest = script.strip()
+        while m := _SHELL_ASSIGNMENT.match(rest):  # values may hold `$(...)`, which shlex cannot split
+            assigned[m.group(1)] = m.group(2)
+            rest = rest[m.end() :]
+        argv = shlex.split(rest)
+    if argv and Path(argv[0]).name == "env":
+        argv = argv[1:]
+    while argv and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", argv[0]):
+        name, _, value = argv[0].partition("=")
+        assigned[name] = value
+        argv = argv[1:]
+    if argv and argv[0] == "exec":
+        argv = argv[1:]
+    return argv, assigned, script
+
+
+def command_role(argv: list[str]) -> str:
+    """What a command runs: gateway, web, worker, beat, flower, migrate, lb, redis, postgres, or ''."""
+    program = Path(argv[0]).name if argv else ""
+    if "engine_service.gateway.server" in argv:
+        return "gateway"
+    if program == "gunicorn":
+        return "web"
+    if program == "celery":
+        for role in ("worker", "beat", "flower"):
+            if role in argv:
+                return role
+    if "manage.py" in (Path(a).name for a in argv) and "migrate" in argv:
+        return "migrate"
+    return {"haproxy": "lb", "redis-server": "redis", "postgres": "postgres"}.get(program, "")
+
+
+# Images whose default command the compose file relies on (it gives them none).
+IMAGE_COMMANDS = {"haproxy": ["haproxy", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]}
+
+
+def _duration(raw: str | None) -> float:
+    if not raw:
+        return 10.0  # Compose's default stop grace period
+    total = 0.0
+    for number, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", raw):
+        total += float(number) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+    return total
+
+
+def compose_processes(data: dict[str, Any], host_env: Mapping[str, str]) -> list[Process]:
+    """Every compose service as a process: its command (or its image's), the Dockerfile's ENV under its
+    environment when it is built from infra/Dockerfile, values interpolated from `host_env`."""
+    image_env = dockerfile_env()
+    found = []
+    for name, service in data["services"].items():
+        command = service.get("command")
+        image = service.get("image")
+        if command is None:
+            base = (image or "").split(":")[0].split("/")[-1]
+            if base not in IMAGE_COMMANDS:
+                raise DeploymentFileError(f"service {name}: no command and no known default for {image!r}")
+            command = IMAGE_COMMANDS[base]
+        if isinstance(command, str):
+            command = shlex.split(command)
+        raw_env = service.get("environment") or {}
+        if isinstance(raw_env, list):
+            raw_env = dict(item.partition("=")[::2] for item in raw_env)
+        env = {**(image_env if "build" in service else {})}
+        env.update({k: interpolate(str(v), host_env) for k, v in raw_env.items()})
+        argv, assigned, script = split_command([interpolate(str(a), host_env) for a in command])
+        env.update(assigned)
+        depends = service.get("depends_on") or []
+        published = [int(str(p).split(":")[-1].split("/")[0]) for p in service.get("ports") or []]
+        found.append(
+            Process(
+                name, argv, env, f"compose service {name}", image=image, shell=script, ports=published,
+                depends_on=list(depends), stop_grace=_duration(service.get("stop_grace_period")),
+            )
+        )  # fmt: skip
+    return found
+
+
+def procfile_processes(entries: Mapping[str, str]) -> list[Process]:
+    found = []
+    for name, line in entries.items():
+        argv, assigned, _ = split_command(shlex.split(line))
+        found.append(Process(name, argv, assigned, f"Procfile {name}"))
+    return found
+
+
+# --- what the code reads -------------------------------------------------------------------------------------
+def _is_env(node: ast.expr) -> bool:
+    """`env`, `environ`, `os.environ` (the names the project gives the mapping it reads)."""
+    if isinstance(node, ast.Name):
+        return node.id in ("env", "environ")
+    return isinstance(node, ast.Attribute) and node.attr == "environ"
+
+
+def _env_reads(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        names: list[ast.expr] = []
+        if isinstance(node, ast.Subscript) and _is_env(node.value):
+            names = [node.slice]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            on_env = isinstance(func, ast.Attribute) and _is_env(func.value)
+            if on_env or callee in _ENV_HELPERS or any(_is_env(a) for a in node.args):
+                names = list(node.args)
+        for arg in names:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _ENV_NAME.match(arg.value):
+                yield arg.value
+
+
+def code_env_names(packages: tuple[str, ...] = CODE_PACKAGES) -> set[str]:
+    """Every environment variable the project's code reads (`env.get("X")`, `os.environ["X"]`,
+    `_int(env, "X", ...)`, `env_bool("X")`...), from its source."""
+    names: set[str] = set()
+    for package in packages:
+        for path in (ROOT / package).rglob("*.py"):
+            if "_generated" in path.parts or "migrations" in path.parts:
+                continue
+            names.update(_env_reads(ast.parse(path.read_text(), filename=str(path))))
+    return names
+
+
+def haproxy_env_names(path: Path = HAPROXY_CFG) -> set[str]:
+    text = path.read_text()
+    return set(re.findall(r"\$\{([A-Z0-9_]+)\}", text)) | set(re.findall(r"defined\(([A-Z0-9_]+)\)", text))
+
+
+# --- addresses -----------------------------------------------------------------------------------------------
+def host_port(value: str) -> tuple[str, int] | None:
+    """`host:port` (host may be empty or an IP) -> (host, port); anything else -> None."""
+    m = re.fullmatch(r"\[?([A-Za-z0-9_.\-:$()' |]*?)\]?:(\d{1,5})", value.strip())
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def gateway_address_variables() -> dict[str, str]:
+    """The gateway's address variables -> the GatewayConfig field each sets, found by setting each
+    CARAVANSERAI_* variable the code reads to an address and seeing which field takes it."""
+    from engine_service.gateway.config import GatewayConfig
+
+    base = dataclasses.asdict(GatewayConfig.from_env({}))
+    found = {}
+    for name in sorted(n for n in code_env_names(("engine_service",)) if n.startswith("CARAVANSERAI_")):
+        try:
+            changed = dataclasses.asdict(GatewayConfig.from_env({name: "127.0.0.9:1"}))
+        except ValueError:
+            continue  # a numeric setting
+        fields = [f for f, v in changed.items() if v != base[f] and v == "127.0.0.9:1"]
+        if fields:
+            found[name] = fields[0]
+    return found
+
+
+def gateway_listen_addresses(env: Mapping[str, str]) -> dict[str, tuple[str, int]]:
+    """The addresses a gateway with `env` listens on (its config's `*_address` fields), by variable."""
+    from engine_service.gateway.config import GatewayConfig
+
+    config = dataclasses.asdict(GatewayConfig.from_env(dict(env)))
+    found = {}
+    for name, field_name in gateway_address_variables().items():
+        if field_name.endswith("_address") and (address := host_port(str(config[field_name]))):
+            found[name] = address
+    return found
+
+
+def command_listen_ports(argv: list[str]) -> list[int]:
+    """Ports a command line binds itself (`--bind HOST:PORT`, `-b`, `--port N`, `--port=N`)."""
+    ports = []
+    for i, arg in enumerate(argv):
+        value = None
+        if arg in ("--bind", "-b", "--port") and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith(("--bind=", "--port=")):
+            value = arg.split("=", 1)[1]
+        if value is None:
+            continue
+        address = host_port(value) if ":" in value else ("", int(value)) if value.isdigit() else None
+        if address:
+            ports.append(address[1])
+    return ports
