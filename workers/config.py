@@ -1,7 +1,9 @@
 """Worker configuration: the Celery settings derived from the environment and the Django settings, and the
 match timing knobs.
 
-Layer: configuration. Reads the environment and `django.conf.settings`; no I/O.
+Layer: configuration. Reads the environment (through `engine_service.settings_env`, each default written
+once: a `WorkerSettings` field, the decision time and bank the referee's `TimeControl`) and
+`django.conf.settings`; no I/O.
 
 Broker: Redis when REDIS_URL is set. Otherwise the embedded default (`workers.broker`): kombu's SQLAlchemy
 transport on a SQLite file under var/ (`celery-broker.sqlite3`), which needs no server, takes a write lock per
@@ -39,9 +41,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from engine_service.referee import TimeControl
+from engine_service.settings_env import env_float, env_int, env_str
 
 QUEUE_MATCHES = "matches"
 QUEUE_MATCHMAKING = "matchmaking"
@@ -49,23 +54,13 @@ QUEUE_TOURNAMENTS = "tournaments"
 QUEUES = (QUEUE_MATCHES, QUEUE_MATCHMAKING, QUEUE_TOURNAMENTS)
 
 
-def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
-    raw = env.get(name, "")
-    if raw.strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number, not {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum:g}, not {value:g}")
-    return value
+_TIME_CONTROL = TimeControl()  # the referee's defaults: decision time and bank are written there only
 
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    decision_seconds: float = 5.0
-    time_bank_seconds: float = 30.0
+    decision_seconds: float = _TIME_CONTROL.decision_seconds
+    time_bank_seconds: float = _TIME_CONTROL.time_bank_seconds
     match_soft_limit: float = 1800.0
     reconnect_grace: float = 10.0
     retry_backoff: float = 5.0
@@ -75,7 +70,7 @@ class WorkerSettings:
     queued_resend_seconds: float = 300.0
     max_queued_per_ladder: int = 8
     matches_per_worker: int = 64
-    search_processes: int = 2
+    search_processes: int = field(default_factory=lambda: os.cpu_count() or 2)
     task_max_retries: int = 30
     database_connections: int = 8
     live_seconds: float = 2.0
@@ -87,23 +82,40 @@ class WorkerSettings:
 
     @staticmethod
     def from_env(env: Mapping[str, str] | None = None) -> WorkerSettings:
+        """The settings from `env` (default `os.environ`); an unset variable keeps the field's default, a
+        malformed one raises `EnvError` naming it."""
         env = os.environ if env is None else env
+        d = WorkerSettings()
         return WorkerSettings(
-            decision_seconds=_number(env, "CARAVANSERAI_DECISION_SECONDS", 5.0, minimum=0.01),
-            time_bank_seconds=_number(env, "CARAVANSERAI_TIME_BANK_SECONDS", 30.0),
-            match_soft_limit=_number(env, "CARAVANSERAI_MATCH_SOFT_LIMIT", 1800.0, minimum=5),
-            reconnect_grace=_number(env, "CARAVANSERAI_RECONNECT_GRACE", 10.0),
-            retry_backoff=_number(env, "CARAVANSERAI_RETRY_BACKOFF", 5.0, minimum=0.1),
-            lease_seconds=_number(env, "CARAVANSERAI_LEASE_SECONDS", 15.0, minimum=1),
-            matchmaking_seconds=_number(env, "CARAVANSERAI_MATCHMAKING_SECONDS", 5.0, minimum=0.5),
-            sweep_seconds=_number(env, "CARAVANSERAI_SWEEP_SECONDS", 20.0, minimum=1),
-            queued_resend_seconds=_number(env, "CARAVANSERAI_QUEUED_RESEND_SECONDS", 300.0, minimum=5),
-            max_queued_per_ladder=int(_number(env, "CARAVANSERAI_MAX_QUEUED_PER_LADDER", 8, minimum=1)),
-            matches_per_worker=int(_number(env, "CARAVANSERAI_MATCHES_PER_WORKER", 64, minimum=1)),
-            search_processes=int(_number(env, "CARAVANSERAI_SEARCH_PROCESSES", os.cpu_count() or 2)),
-            task_max_retries=int(_number(env, "CARAVANSERAI_TASK_MAX_RETRIES", 30)),
-            database_connections=int(_number(env, "CARAVANSERAI_DB_CONNECTIONS", 8, minimum=1)),
-            live_seconds=_number(env, "CARAVANSERAI_LIVE_SECONDS", 2.0),
+            decision_seconds=env_float(
+                env, "CARAVANSERAI_DECISION_SECONDS", d.decision_seconds, minimum=0.01
+            ),
+            time_bank_seconds=env_float(
+                env, "CARAVANSERAI_TIME_BANK_SECONDS", d.time_bank_seconds, minimum=0
+            ),
+            match_soft_limit=env_float(env, "CARAVANSERAI_MATCH_SOFT_LIMIT", d.match_soft_limit, minimum=5),
+            reconnect_grace=env_float(env, "CARAVANSERAI_RECONNECT_GRACE", d.reconnect_grace, minimum=0),
+            retry_backoff=env_float(env, "CARAVANSERAI_RETRY_BACKOFF", d.retry_backoff, minimum=0.1),
+            lease_seconds=env_float(env, "CARAVANSERAI_LEASE_SECONDS", d.lease_seconds, minimum=1),
+            matchmaking_seconds=env_float(
+                env, "CARAVANSERAI_MATCHMAKING_SECONDS", d.matchmaking_seconds, minimum=0.5
+            ),
+            sweep_seconds=env_float(env, "CARAVANSERAI_SWEEP_SECONDS", d.sweep_seconds, minimum=1),
+            queued_resend_seconds=env_float(
+                env, "CARAVANSERAI_QUEUED_RESEND_SECONDS", d.queued_resend_seconds, minimum=5
+            ),
+            max_queued_per_ladder=env_int(
+                env, "CARAVANSERAI_MAX_QUEUED_PER_LADDER", d.max_queued_per_ladder, minimum=1
+            ),
+            matches_per_worker=env_int(
+                env, "CARAVANSERAI_MATCHES_PER_WORKER", d.matches_per_worker, minimum=1
+            ),
+            search_processes=env_int(env, "CARAVANSERAI_SEARCH_PROCESSES", d.search_processes, minimum=0),
+            task_max_retries=env_int(env, "CARAVANSERAI_TASK_MAX_RETRIES", d.task_max_retries, minimum=0),
+            database_connections=env_int(
+                env, "CARAVANSERAI_DB_CONNECTIONS", d.database_connections, minimum=1
+            ),
+            live_seconds=env_float(env, "CARAVANSERAI_LIVE_SECONDS", d.live_seconds, minimum=0),
         )
 
 
@@ -119,12 +131,13 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Celery's configuration (lower-case names), before `CELERY_*` Django overrides."""
     env = os.environ if env is None else env
     ws = WorkerSettings.from_env(env)
-    redis_url = (env.get("REDIS_URL") or "").strip()
+    redis_url = env_str(env, "REDIS_URL", "")
     if redis_url:
         broker = backend = redis_url
         transport_options: dict[str, Any] = {"visibility_timeout": ws.visibility_timeout}
-        if env.get("CARAVANSERAI_BROKER_PREFIX"):
-            transport_options["global_keyprefix"] = env["CARAVANSERAI_BROKER_PREFIX"]
+        prefix = env_str(env, "CARAVANSERAI_BROKER_PREFIX", "")
+        if prefix:
+            transport_options["global_keyprefix"] = prefix
     else:
         from workers.broker import ALIAS, register
 

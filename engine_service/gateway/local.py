@@ -65,9 +65,9 @@ class LocalSettings:
     seed: int = 1
     port: int = 50051
     token: str | None = None
-    decision_seconds: float = 5.0
-    bank_seconds: float = 30.0
-    max_faults: int = 3
+    decision_seconds: float = TimeControl.decision_seconds  # the referee's defaults, written there only
+    bank_seconds: float = TimeControl.time_bank_seconds
+    max_faults: int = TimeControl.max_faults
     wait: float = 120.0
     grace: float = 10.0
     out: Path = field(default_factory=lambda: PROJECT_ROOT / "var" / "local-matches")
@@ -314,9 +314,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--port", type=int, default=50051, help="where your bot connects (0: any free port)")
     parser.add_argument("--token", default=None, help="the dev token your bot uses (default: a fresh one)")
-    parser.add_argument("--decision-seconds", type=float, default=5.0)
-    parser.add_argument("--bank-seconds", type=float, default=30.0)
-    parser.add_argument("--max-faults", type=int, default=3)
+    parser.add_argument("--decision-seconds", type=float, default=LocalSettings.decision_seconds)
+    parser.add_argument("--bank-seconds", type=float, default=LocalSettings.bank_seconds)
+    parser.add_argument("--max-faults", type=int, default=LocalSettings.max_faults)
     parser.add_argument(
         "--wait", type=float, default=120.0, help="seconds to wait for your bot before each match"
     )

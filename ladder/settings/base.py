@@ -17,9 +17,12 @@ DJANGO_SETTINGS_MODULE of every entry point: manage.py, wsgi/asgi, Celery, the g
 - LADDER_GATEWAY_PUBLIC_ADDR: the engine gateway's address as bots reach it (host:port), shown on a bot's
   token page in its connect commands (default "127.0.0.1:50051", the local gateway).
 - LADDER_PRACTICE_MAX_OPEN (unfinished practice matches per user, 3), LADDER_PRACTICE_HOUSE_POLICIES
-  (the house bots a practice match may seat: random,greedy,mcts:25).
+  (the house bots a practice match may seat: random,greedy,search).
 
-Layer: configuration only; no imports of project code.
+Every variable is read by `engine_service.settings_env` (typed, blank means the default, a malformed value
+stops the process with an error naming the variable), each default written once, here.
+
+Layer: configuration only; imports no project code but the pure `engine_service.settings_env`.
 """
 
 from __future__ import annotations
@@ -27,30 +30,24 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
+from engine_service.settings_env import env_bool, env_int, env_list, env_str
+
+env = os.environ  # lower case: not a setting
 BASE_DIR = Path(__file__).resolve().parents[2]
-VAR_DIR = Path(os.environ.get("CARAVANSERAI_VAR_DIR") or BASE_DIR / "var")  # local data (SQLite, broker)
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
+VAR_DIR = Path(env_str(env, "CARAVANSERAI_VAR_DIR", str(BASE_DIR / "var")))  # local data (SQLite, broker)
 
 INSECURE_SECRET_KEY = "caravanserai-insecure-development-key-change-me"
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or INSECURE_SECRET_KEY
-DEBUG = env_bool("DJANGO_DEBUG", False)
-CARAVANSERAI_DEMO = env_bool("CARAVANSERAI_DEMO", False)  # the local demo: the development key is allowed
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
-CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
+SECRET_KEY = env_str(env, "DJANGO_SECRET_KEY", INSECURE_SECRET_KEY)
+DEBUG = env_bool(env, "DJANGO_DEBUG", False)
+CARAVANSERAI_DEMO = env_bool(
+    env, "CARAVANSERAI_DEMO", False
+)  # the local demo: the development key is allowed
+ALLOWED_HOSTS = env_list(env, "DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list(env, "DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -109,10 +106,11 @@ TEMPLATES = [
 ]
 
 
-def database_config() -> dict:
-    url = os.environ.get("DATABASE_URL", "").strip()
+def database_config() -> dict[str, Any]:
+    url = env_str(env, "DATABASE_URL", "")
     if url:
-        config = dj_database_url.parse(url, conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")))
+        conn_max_age = env_int(env, "DATABASE_CONN_MAX_AGE", 60, minimum=0)
+        config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=conn_max_age))
         config.setdefault("TEST", {})
         return config
     VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -134,13 +132,13 @@ DATABASES = {"default": database_config()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 
-def cache_config() -> dict:
-    url = os.environ.get("REDIS_URL", "").strip()
+def cache_config() -> dict[str, Any]:
+    url = env_str(env, "REDIS_URL", "")
     if url:
         return {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": url,
-            "KEY_PREFIX": os.environ.get("LADDER_CACHE_PREFIX", "ladder"),
+            "KEY_PREFIX": env_str(env, "LADDER_CACHE_PREFIX", "ladder"),
             "TIMEOUT": 300,
         }
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ladder", "TIMEOUT": 300}
@@ -181,11 +179,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_THROTTLE_CLASSES": ["ladder.core.throttles.WriteThrottle", "ladder.core.throttles.ReadThrottle"],
     "DEFAULT_THROTTLE_RATES": {
-        "auth": os.environ.get("LADDER_THROTTLE_AUTH", "20/min"),
-        "writes": os.environ.get("LADDER_THROTTLE_WRITES", "120/min"),
-        "reads": os.environ.get("LADDER_THROTTLE_READS", "600/min"),
+        "auth": env_str(env, "LADDER_THROTTLE_AUTH", "20/min"),
+        "writes": env_str(env, "LADDER_THROTTLE_WRITES", "120/min"),
+        "reads": env_str(env, "LADDER_THROTTLE_READS", "600/min"),
     },
-    "NUM_PROXIES": int(os.environ.get("LADDER_NUM_PROXIES", "0")),
+    "NUM_PROXIES": env_int(env, "LADDER_NUM_PROXIES", 0, minimum=0),
     "DEFAULT_PARSER_CLASSES": [
         "ladder.core.parsers.SafeJSONParser",
         "rest_framework.parsers.FormParser",
@@ -218,16 +216,17 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Transport security: off by default (plain HTTP on localhost); infra/README.md has the production values.
-SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
-SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0"))
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
-SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
-_proxy_header = env_list("DJANGO_SECURE_PROXY_SSL_HEADER", "")
+SECURE_SSL_REDIRECT = env_bool(env, "DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int(env, "DJANGO_SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool(env, "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool(env, "DJANGO_SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool(env, "DJANGO_SECURE_COOKIES", False)
+_proxy_header = env_list(env, "DJANGO_SECURE_PROXY_SSL_HEADER", "")
 SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if len(_proxy_header) == 2 else None
 # Pages load only our own scripts (no inline script anywhere); the replay viewer and the API docs set
 # element styles, hence 'unsafe-inline' for styles only.
-CONTENT_SECURITY_POLICY = os.environ.get(
+CONTENT_SECURITY_POLICY = env_str(
+    env,
     "LADDER_CSP",
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; "
@@ -235,31 +234,28 @@ CONTENT_SECURITY_POLICY = os.environ.get(
 )
 
 # Ladder behaviour.
-LADDER_MATCH_MAX_ATTEMPTS = int(os.environ.get("LADDER_MATCH_MAX_ATTEMPTS", "3"))
-LADDER_LEADERBOARD_CACHE_SECONDS = int(os.environ.get("LADDER_LEADERBOARD_CACHE_SECONDS", "300"))
-LADDER_VERIFY_RECORDS = env_bool("LADDER_VERIFY_RECORDS", True)
-LADDER_METRICS_TOKEN = os.environ.get("LADDER_METRICS_TOKEN", "")  # set: /metrics needs it as a bearer token
-LADDER_TOKEN_DAYS = int(os.environ.get("LADDER_TOKEN_DAYS", "30"))  # user API tokens expire after this
+LADDER_MATCH_MAX_ATTEMPTS = env_int(env, "LADDER_MATCH_MAX_ATTEMPTS", 3, minimum=1)
+LADDER_LEADERBOARD_CACHE_SECONDS = env_int(env, "LADDER_LEADERBOARD_CACHE_SECONDS", 300, minimum=0)
+LADDER_VERIFY_RECORDS = env_bool(env, "LADDER_VERIFY_RECORDS", True)
+LADDER_METRICS_TOKEN = env_str(env, "LADDER_METRICS_TOKEN", "")  # set: /metrics needs it as a bearer token
+LADDER_TOKEN_DAYS = env_int(env, "LADDER_TOKEN_DAYS", 30, minimum=1)  # user API tokens expire after this
 LADDER_TOKENS_PER_USER = 10  # a new token beyond this many live ones revokes the oldest
-LADDER_GATEWAY_PUBLIC_ADDR = os.environ.get("LADDER_GATEWAY_PUBLIC_ADDR", "").strip() or "127.0.0.1:50051"
+LADDER_GATEWAY_PUBLIC_ADDR = env_str(env, "LADDER_GATEWAY_PUBLIC_ADDR", "127.0.0.1:50051")
 # Practice matches (`ladder.matches.practice`): how many one user may have unfinished, and the house bots
 # they may seat.
-LADDER_PRACTICE_MAX_OPEN = int(os.environ.get("LADDER_PRACTICE_MAX_OPEN", "3"))
+LADDER_PRACTICE_MAX_OPEN = env_int(env, "LADDER_PRACTICE_MAX_OPEN", 3, minimum=0)
 LADDER_PRACTICE_HOUSE_POLICIES = tuple(
-    p.strip()
-    for p in os.environ.get("LADDER_PRACTICE_HOUSE_POLICIES", "random,greedy,mcts:25").split(",")
-    if p.strip()
+    env_list(env, "LADDER_PRACTICE_HOUSE_POLICIES", "random,greedy,search")
 )
 # The key of every derived seed (house bots', tournament tables'): `ladder.matches.seeds`.
-CARAVANSERAI_SEED_SECRET = (
-    os.environ.get("CARAVANSERAI_SEED_SECRET")
-    or hashlib.sha256(f"caravanserai-seeds:{SECRET_KEY}".encode()).hexdigest()
+CARAVANSERAI_SEED_SECRET = env_str(
+    env, "CARAVANSERAI_SEED_SECRET", hashlib.sha256(f"caravanserai-seeds:{SECRET_KEY}".encode()).hexdigest()
 )
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LADDER_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_str(env, "LADDER_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }

@@ -118,3 +118,9 @@ def _welcomed(target: str, token: str) -> RawBot | None:
         return bot
     bot.close()
     return None
+
+
+def test_a_malformed_setting_stops_django_with_the_variable_named(tmp_path):
+    result = manage(base_env(tmp_path, DJANGO_DEBUG="1", LADDER_MATCH_MAX_ATTEMPTS="three"), "check")
+    assert result.returncode != 0
+    assert "LADDER_MATCH_MAX_ATTEMPTS must be a whole number, not 'three'" in result.stderr
