@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install steps beyond pip, each skipped when already done: generated gRPC stubs, the Node example bot's
 # packages and buf (when Node.js is present), Debian's Chromium for browser tests and Debian's HAProxy for the
-# scale-out rehearsal (when running as root with apt).
+# scale-out rehearsal and Debian's bubblewrap for the hosted bots' sandbox (when running as root with apt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=.venv/bin
@@ -39,5 +39,14 @@ if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
   else
     echo "warning: haproxy is missing; install Debian's haproxy package for the scale-out rehearsal" >&2
+  fi
+fi
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian's bubblewrap for the hosted bots' sandbox"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+  else
+    echo "warning: bwrap is missing; install Debian's bubblewrap package for hosted bots" >&2
   fi
 fi

@@ -1,0 +1,154 @@
+"""Fixtures for the bot host: a real gateway serving a Unix-domain socket, an in-memory `Source` standing
+in for the ladder, archives built from files, and a `BotHost` with small limits, stepped by the test."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from bot_host.host import Assignment, BotHost, HostSettings, Report
+from bot_host.runtimes import available_runtimes
+from bot_host.sandbox import Limits, Runtime
+from bot_host.supervisor import Backoff
+from engine_service.gateway.registry import SqliteRegistry, sessions_for_bot
+from ladder.hosting.archives import ArchiveLimits, read_archive
+from tests.engine_service.gateway.harness import EXAMPLES, ROOT, GatewayProcess, Token
+
+BOTS = Path(__file__).resolve().parent / "bots"
+BOT_IDS = range(1, 9)
+LIMITS = Limits(
+    cpu_seconds=3, memory_bytes=768 << 20, processes=32, file_bytes=4 << 20, open_files=128, tmp_bytes=8 << 20
+)
+
+
+def make_archive(files: dict[str, str], *, runtime: str = "python", entry: str = "bot.py") -> bytes:
+    manifest = {"runtime": runtime, "entry": entry, "version": "1"}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, text in {"caravanserai.json": json.dumps(manifest), **files}.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def bot_archive(script: str) -> bytes:
+    return make_archive({"bot.py": (BOTS / script).read_text()})
+
+
+def example_archive() -> bytes:
+    return make_archive({"bot.py": (EXAMPLES / "random_bot.py").read_text()})
+
+
+@dataclass
+class FakeSource:
+    """The ladder's side of the host, in memory: what to run, the archives, the tokens, the reports."""
+
+    archives: dict[int, bytes] = field(default_factory=dict)
+    wanted: dict[int, Assignment] = field(default_factory=dict)
+    reports: dict[int, Report] = field(default_factory=dict)
+
+    def add(self, bot_id: int, archive: bytes) -> Assignment:
+        parsed = read_archive(archive, ArchiveLimits())
+        version_id = 100 * bot_id + len(self.archives)
+        self.archives[version_id] = archive
+        assignment = Assignment(
+            bot_id, version_id, parsed.manifest.runtime, parsed.manifest.entry, parsed.sha256
+        )
+        self.wanted[bot_id] = assignment
+        return assignment
+
+    def assignments(self, *, host_id: str, limit: int) -> list[Assignment]:
+        return list(self.wanted.values())[:limit]
+
+    def archive(self, *, version_id: int) -> bytes:
+        return self.archives[version_id]
+
+    def token(self, *, bot_id: int) -> str:
+        return f"tok-{bot_id}"
+
+    def report(self, *, host_id: str, report: Report) -> None:
+        self.reports[report.bot_id] = report
+
+
+@dataclass
+class HostRig:
+    host: BotHost
+    source: FakeSource
+    gateway: GatewayProcess
+    registry: SqliteRegistry
+    state_dir: Path
+    victim: bytes
+
+    def until(self, condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+        """Step the host until `condition()` holds; whether it did within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.host.step()
+            if condition():
+                return True
+            time.sleep(0.2)
+        return False
+
+    def connected(self, bot_id: int) -> bool:
+        return bool(sessions_for_bot(self.registry, str(bot_id)))
+
+    def log(self, bot_id: int) -> str:
+        return self.host.running[bot_id].process.log.text()
+
+
+@pytest.fixture(scope="module")
+def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runtime]:
+    return available_runtimes(tmp_path_factory.mktemp("runtime"), ROOT)
+
+
+@pytest.fixture
+def rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig]:
+    socket_path = tmp_path / "gateway" / "bot.sock"
+    socket_path.parent.mkdir()
+    tokens = [Token(f"tok-{i}", str(i), f"hosted-{i}") for i in BOT_IDS]
+    gateway = GatewayProcess(
+        tokens, tmp_path, tmp_path / "registry.sqlite3", env={"CARAVANSERAI_GATEWAY_UDS": str(socket_path)}
+    ).start()
+    source = FakeSource()
+    victim = example_archive()
+    ladder_db = tmp_path / "ladder.sqlite3"  # where the ladder keeps its database, as far as a bot knows
+    ladder_db.write_bytes(b"SQLite format 3\0")
+    secrets = [
+        tmp_path
+        / "host"
+        / "versions"
+        / read_archive(victim, ArchiveLimits()).sha256
+        / "bot.py",  # another bot
+        tmp_path / "tokens.json",  # the gateway's tokens
+        ROOT / "ladder" / "settings" / "base.py",
+        ladder_db,
+        ROOT / "manage.py",
+    ]
+    settings = HostSettings(
+        host_id="test-host",
+        state_dir=tmp_path / "host",
+        socket_path=socket_path,
+        max_processes=4,
+        limits=LIMITS,
+        backoff=Backoff(first=0.5, most=2.0, stable=30.0),
+        log_bytes=16 * 1024,
+        poll_seconds=0.2,
+        extra_env={
+            "PROBE_GATEWAY_PORT": str(gateway.bot_port),
+            "PROBE_PATHS": ":".join(str(p) for p in secrets),
+        },
+    )
+    host = BotHost(settings, source, runtimes)
+    registry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=3.0)
+    yield HostRig(host, source, gateway, registry, settings.state_dir, victim)
+    host.shutdown()
+    gateway.stop()
