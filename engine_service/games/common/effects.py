@@ -1,30 +1,100 @@
 """The decision loop of games driven by a stack of pending effects (Voyages, Marco Polo II).
 
-Pure: no Django, no I/O, no RNG. A state keeps `pending`, a list of effect dicts (each with its type "t"
+Pure: no Django, no I/O, no RNG. A state keeps `pending`, a list of effect dicts (each with its kind "t"
 and the deciding "seat"); automatic effects resolve at once, choice effects become small action lists, and
-when nothing is pending the seat on turn chooses from its turn menu. A game subclasses `EffectStackState`,
-names its `CHOICE_EFFECTS` and `STEP_CAP`, and implements the hooks; this module knows no game's data.
+when nothing is pending the seat on turn chooses from its turn menu.
+
+Each effect kind is one handler class, registered by its `kind`: a `ChoiceEffect` offers `actions` and
+`resolves` the one taken (and may settle what it began when it has to be dropped: `abandon`); an
+`AutoEffect` just `run`s. A game names its handlers once in `EFFECTS` (built by `registry`), its `STEP_CAP`,
+and implements the turn hooks; this module knows no game's data. Effects stay plain JSON dicts (so recorded
+matches keep their hashes); each kind documents its keys in a TypedDict next to its handler.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Any, ClassVar, Generic, TypedDict, TypeVar, cast
 
 from engine_service.games.base import Action, GameState
 
-Effect = dict[str, Any]
+Effect = dict[str, Any]  # an effect as stored: a JSON dict, whose keys its kind's TypedDict documents
+
+S = TypeVar("S", bound="EffectStackState")
+P = TypeVar("P")
+
+
+class Phase(StrEnum):
+    """A game's phase (stored as its plain string)."""
+
+    SETUP = "setup"
+    PLAY = "play"
+    OVER = "over"
+
+
+class EffectBase(TypedDict):
+    """The keys of every effect: its kind and the seat that decides (or gains)."""
+
+    t: str
+    seat: int
+
+
+class ChoiceEffect(Generic[S, P]):
+    """A kind of effect its seat decides: the actions it offers and how the one taken resolves. `resolve`
+    pops the effect (`state.pending.pop(0)`) when it is finished; a multi-step one updates it in place."""
+
+    kind: ClassVar[str]
+    choice: ClassVar[bool] = True
+
+    @abstractmethod
+    def actions(self, state: S, effect: P) -> list[Action]: ...
+
+    @abstractmethod
+    def resolve(self, state: S, effect: P, action: Action) -> None: ...
+
+    def abandon(self, state: S, effect: P) -> None:
+        """The effect had no possible action and was dropped; settle what it began (default: nothing)."""
+
+
+class AutoEffect(Generic[S, P]):
+    """A kind of effect resolved without a decision (already popped when `run` is called)."""
+
+    kind: ClassVar[str]
+    choice: ClassVar[bool] = False
+
+    @abstractmethod
+    def run(self, state: S, effect: P) -> None: ...
+
+
+Handler = ChoiceEffect[Any, Any] | AutoEffect[Any, Any]
+
+
+def registry(*handlers: Handler) -> dict[str, Handler]:
+    """The handlers by kind; a kind named twice is an error."""
+    table: dict[str, Handler] = {}
+    for handler in handlers:
+        if handler.kind in table:
+            raise ValueError(f"effect kind {handler.kind!r} is registered twice")
+        table[handler.kind] = handler
+    return table
+
+
+def choice_kinds(effects: Mapping[str, Handler]) -> frozenset[str]:
+    """The kinds that ask their seat (the rest resolve by themselves)."""
+    return frozenset(kind for kind, handler in effects.items() if handler.choice)
 
 
 class EffectStackState(GameState):
-    CHOICE_EFFECTS: frozenset[str]
+    EFFECTS: ClassVar[Mapping[str, Handler]]
     STEP_CAP: int
-    phase: str  # setup | play | over
+    phase: str  # a Phase
     turn_seat: int
     pending: list[Effect]
 
     def current_seats(self) -> list[int]:
-        if self.phase == "over":
+        if self.phase == Phase.OVER:
             return []
         if self.pending:
             return [int(self.pending[0]["seat"])]
@@ -37,49 +107,50 @@ class EffectStackState(GameState):
 
     def _apply(self, seat: int, action: Action) -> None:
         if self.pending:
-            self._resolve(self.pending[0], action)
+            self._choice(self.pending[0]).resolve(self, self.pending[0], action)
         else:
             self._turn_apply(seat, action)
         self._run()
-        if self.phase != "over" and self.step + 1 >= self.STEP_CAP:
+        if self.phase != Phase.OVER and self.step + 1 >= self.STEP_CAP:
             self._finish("step_cap")
+
+    def _push(self, effects: Sequence[Mapping[str, Any]]) -> None:
+        """Put effects on top of the stack, the first of them to resolve first."""
+        self.pending[0:0] = cast(list[Effect], list(effects))
+
+    def _choice(self, effect: Effect) -> ChoiceEffect[Any, Any]:
+        handler = self.EFFECTS[effect["t"]]
+        assert isinstance(handler, ChoiceEffect)
+        return handler
+
+    def _effect_actions(self, effect: Effect) -> list[Action]:
+        return self._choice(effect).actions(self, effect)
 
     def _run(self) -> None:
         """Resolve automatic effects and forced choices until a real decision (or the end) is reached."""
-        while self.phase != "over":
+        while self.phase != Phase.OVER:
             if self.pending:
                 effect = self.pending[0]
-                if effect["t"] not in self.CHOICE_EFFECTS:
+                handler = self.EFFECTS[effect["t"]]
+                if isinstance(handler, AutoEffect):
                     self.pending.pop(0)
-                    self._auto(effect)
+                    handler.run(self, effect)
                     continue
-                actions = self._effect_actions(effect)
+                actions = handler.actions(self, effect)
                 if not actions:
                     self.pending.pop(0)
-                    self._abandon(effect)
+                    handler.abandon(self, effect)
                     continue
                 if len(actions) == 1:
-                    self._resolve(effect, actions[0])
+                    handler.resolve(self, effect, actions[0])
                     continue
                 return
-            if self.phase != "play":
+            if self.phase != Phase.PLAY:
                 return
             if self._turn_is_over(self.turn_seat):
                 self._end_turn()
                 continue
             return
-
-    def _abandon(self, effect: Effect) -> None:
-        """A choice effect with no possible action has been dropped; games may settle what it began."""
-
-    @abstractmethod
-    def _effect_actions(self, effect: Effect) -> list[Action]: ...
-
-    @abstractmethod
-    def _resolve(self, effect: Effect, action: Action) -> None: ...
-
-    @abstractmethod
-    def _auto(self, effect: Effect) -> None: ...
 
     @abstractmethod
     def _turn_actions(self, seat: int) -> list[Action]: ...

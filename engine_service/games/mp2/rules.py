@@ -31,7 +31,7 @@ from engine_service.games.common.dice import (
     remove_tokens,
     roll,
 )
-from engine_service.games.common.effects import EffectStackState
+from engine_service.games.common.effects import AutoEffect, ChoiceEffect, EffectStackState, Handler
 from engine_service.games.common.resources import can_afford_with, gain, max_times_with, pay_with
 from engine_service.games.mp2.scoring import final_scores
 from engine_service.games.mp2.tables import (
@@ -217,10 +217,36 @@ def _pareto_add(
     ways.append((cost, path))
 
 
+class _Choice(ChoiceEffect["Mp2State", dict[str, Any]]):
+    """A choice kind still resolved by the state's `_effect_actions` / `_resolve` chains."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind  # type: ignore[misc]
+
+    def actions(self, state: Mp2State, effect: dict[str, Any]) -> list[Action]:
+        return state._effect_actions(effect)
+
+    def resolve(self, state: Mp2State, effect: dict[str, Any], action: Action) -> None:
+        state._resolve(effect, action)
+
+    def abandon(self, state: Mp2State, effect: dict[str, Any]) -> None:
+        state._abandon(effect)
+
+
+class _Auto(AutoEffect["Mp2State", dict[str, Any]]):
+    def run(self, state: Mp2State, effect: dict[str, Any]) -> None:
+        state._auto(effect)
+
+
+class _Effects(dict[str, Handler]):
+    def __missing__(self, kind: str) -> Handler:
+        return _Auto()
+
+
 class Mp2State(EffectStackState):
     """One game of Marco Polo II. Everything mutable lives in plain JSON-able attributes."""
 
-    CHOICE_EFFECTS = CHOICE_EFFECTS
+    EFFECTS = _Effects({kind: _Choice(kind) for kind in CHOICE_EFFECTS})
     STEP_CAP = STEP_CAP
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
@@ -362,9 +388,6 @@ class Mp2State(EffectStackState):
         self.events.append({"round": self.round, **event})
         if len(self.events) > EVENTS_KEPT:
             del self.events[: len(self.events) - EVENTS_KEPT]
-
-    def _push(self, effects: Sequence[dict[str, Any]]) -> None:
-        self.pending[0:0] = list(effects)
 
     def _order_from(self, first: int) -> list[int]:
         return [(first + i) % self.num_players for i in range(self.num_players)]

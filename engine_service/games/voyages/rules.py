@@ -3,9 +3,10 @@
 Pure: no Django, no gRPC, no clock, no global `random`; chance (setup shuffles, dice rolls) comes only from
 the state's own `ChanceRng`. The state is plain JSON data: every attribute listed in `_FIELDS`.
 
-Decision machinery: `pending` is a stack of effects (index 0 = the next to resolve). An automatic effect is
-resolved at once; a choice effect is offered to its seat as a finite list of actions (and resolved without
-asking when exactly one action is possible). With nothing pending during play, the seat whose turn it is
+Decision machinery (`common.effects`): `pending` is a stack of effects (index 0 = the next to resolve). An
+automatic effect is resolved at once; a choice effect is offered to its seat as a finite list of actions
+(and resolved without asking when exactly one action is possible). Each effect kind, its payload, actions
+and resolution, is one handler in `effects.py`. With nothing pending during play, the seat whose turn it is
 gets the turn menu: bonus actions, one main action (a dice placement), and `end` once allowed. Effects
 never mutate their nested lists in place (they are replaced), so a shallow copy of each effect is a copy.
 """
@@ -13,7 +14,6 @@ never mutate their nested lists in place (they are replaced), so a shallow copy 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import combinations
 from typing import Any
 
 from engine_service.games.base import Action, GameResult, JsonDict
@@ -29,9 +29,49 @@ from engine_service.games.common.dice import (
     roll,
     value_of,
 )
-from engine_service.games.common.effects import EffectStackState
-from engine_service.games.common.resources import can_afford, gain, max_times, pay
+from engine_service.games.common.effects import EffectBase, EffectStackState, Phase
+from engine_service.games.common.resources import can_afford, gain, pay
 from engine_service.games.rng import ChanceRng
+from engine_service.games.voyages.effects import (
+    EFFECTS,
+    Bonus,
+    BuyMoves,
+    BuyMovesEffect,
+    CityBonus,
+    CityBonusEffect,
+    CityLoop,
+    CityLoopEffect,
+    CityPick,
+    Column,
+    ColumnEffect,
+    Comp,
+    CountEffect,
+    Dice,
+    DiceEffect,
+    Draft,
+    DrawContract,
+    Exchange,
+    ExchangeEffect,
+    Good,
+    Goods2,
+    KeepGoals,
+    Pick,
+    PickEffect,
+    Posts,
+    PostsEffect,
+    Relocate,
+    RelocateEffect,
+    Repeat,
+    RepeatEffect,
+    StartGame,
+    Travel,
+    TravelEffect,
+    Xian,
+    can_give,
+    move_effect,
+    reward_effect,
+    simple,
+)
 from engine_service.games.voyages.scoring import final_scores
 from engine_service.games.voyages.tables import (
     BAZAAR,
@@ -85,47 +125,12 @@ KHAN = SpaceDef("khan", 1, shared=True, fee=False)
 CARD_SPACE = SpaceDef("card", 1, shared=False)
 SLOT_INDEX = {slot: i for i, (slot, _city) in enumerate(CARD_SLOTS)}
 MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts", "travel")
-CHOICE_EFFECTS = frozenset(
-    {
-        "dice",
-        "bonus",
-        "draft",
-        "keep_goals",
-        "comp",
-        "column",
-        "good",
-        "goods2",
-        "contract_full",
-        "pick",
-        "discard_old",
-        "space_bonus",
-        "travel",
-        "move",
-        "relocate",
-        "repeat",
-        "exchange",
-        "city_pick",
-        "city_loop",
-        "buy_moves",
-        "xian",
-    }
-)
-GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
-
-
-def _copy_effect(effect: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(effect)
-
-
-def _can_give(res: Mapping[str, int], give: Mapping[str, int]) -> bool:
-    """Exchange affordability: victory points may be given even below zero (the track starts at 50, D10)."""
-    return can_afford(res, {k: v for k, v in give.items() if k != "vp"})
 
 
 class VoyagesState(EffectStackState):
     """One game of The Voyages of Marco Polo. Everything mutable lives in plain JSON-able attributes."""
 
-    CHOICE_EFFECTS = CHOICE_EFFECTS
+    EFFECTS = EFFECTS
     STEP_CAP = STEP_CAP
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
@@ -158,7 +163,7 @@ class VoyagesState(EffectStackState):
         self.start_player = 0
         self.last_travel: int | None = None
         self.turn_seat = 0
-        self.phase = "setup"  # setup | play | over
+        self.phase: str = Phase.SETUP
         self.main_done = False
         self.black_bought = False
         self.posts_this_turn: list[int] = []
@@ -211,7 +216,7 @@ class VoyagesState(EffectStackState):
         if n == 2:
             self.spaces["coins5"] = [[-1, ["n1"]]]
         mode = self.options["characters"]
-        effects: list[dict[str, Any]] = []
+        effects: list[EffectBase] = []
         if mode == "first_game":
             self.chars = list(FIRST_GAME_CHARACTERS[:n])
         elif mode == "random":
@@ -222,10 +227,10 @@ class VoyagesState(EffectStackState):
             keys = list(CHARACTER_KEYS)
             rng.shuffle(keys)
             self.draft_pool = sorted(keys[: n + 1])
-            effects += [{"t": "draft", "seat": seat} for seat in reversed(range(n))]
+            effects += [simple(Draft.kind, seat) for seat in reversed(range(n))]
         if self.options["goal_draft"]:
-            effects += [{"t": "keep_goals", "seat": seat} for seat in range(n)]
-        effects.append({"t": "start_game", "seat": 0})
+            effects += [simple(KeepGoals.kind, seat) for seat in range(n)]
+        effects.append(simple(StartGame.kind, 0))
         self._push(effects)
         self._run()
 
@@ -249,9 +254,6 @@ class VoyagesState(EffectStackState):
         self.events.append({"round": self.round, **event})
         if len(self.events) > EVENTS_KEPT:
             del self.events[: len(self.events) - EVENTS_KEPT]
-
-    def _push(self, effects: Sequence[dict[str, Any]]) -> None:
-        self.pending[0:0] = list(effects)
 
     def _order_from(self, first: int) -> list[int]:
         return [(first + i) % self.num_players for i in range(self.num_players)]
@@ -287,22 +289,22 @@ class VoyagesState(EffectStackState):
                 self.dice[seat].append(roll(self.rng, "w"))
             self.dice[seat].sort()
         self._log({"event": "round", "start_player": self.start_player, "dice": [list(d) for d in self.dice]})
-        effects: list[dict[str, Any]] = []
+        effects: list[EffectBase] = []
         for seat in self._order_from(self.start_player):
             if self.chars[seat] != "raschid":
                 total = sum(value_of(t) for t in self.dice[seat])
                 if total < 15:
-                    effects.append({"t": "comp", "seat": seat, "n": 15 - total})
+                    effects.append(CountEffect(t=Comp.kind, seat=seat, n=15 - total))
             for node in self.small_cities_of(seat):
-                effects.append({"t": "city_bonus", "seat": seat, "letter": self.city_bonus[str(node)]})
+                effects.append(self._city_bonus_effect(seat, node))
             char = self.chars[seat]
             if char == "matteo":
-                effects.append({"t": "draw_contract", "seat": seat})
+                effects.append(simple(DrawContract.kind, seat))
             elif char == "niccolo":
-                effects.append({"t": "reward", "seat": seat, "r": {"camels": 1}})
+                effects.append(reward_effect(seat, {"camels": 1}))
             elif char == "johannes":
-                effects.append({"t": "reward", "seat": seat, "r": {"coins": 3}})
-        self.phase = "play"
+                effects.append(reward_effect(seat, {"coins": 3}))
+        self.phase = Phase.PLAY
         self.turn_seat = self.start_player
         self._begin_turn()
         self._push(effects)
@@ -344,7 +346,7 @@ class VoyagesState(EffectStackState):
         for seat, parts in enumerate(breakdown):
             self.res[seat]["vp"] += int(parts["total"])
         self.final = breakdown
-        self.phase = "over"
+        self.phase = Phase.OVER
         self.pending = []
         self.end_reason = reason
         self._log({"event": "game_end", "reason": reason})
@@ -418,11 +420,11 @@ class VoyagesState(EffectStackState):
         if aid == "end":
             self._end_turn()
         elif aid == "bonus":
-            self._push([{"t": "bonus", "seat": seat}])
+            self._push([simple(Bonus.kind, seat)])
         elif aid.startswith("complete:"):
             self._complete(seat, int(action.details["contract"]))
         elif aid.startswith("place:"):
-            self._push([{"t": "dice", "seat": seat, "space": action.details["space"]}])
+            self._push([DiceEffect(t=Dice.kind, seat=seat, space=str(action.details["space"]))])
         else:  # pragma: no cover - the menu only makes the ids above
             raise AssertionError(aid)
 
@@ -469,58 +471,66 @@ class VoyagesState(EffectStackState):
     def _placements(self, seat: int, only: str | None = None, first: bool = False) -> list[Action]:
         """Legal dice placements (second-level `dice:` actions), for every space or `only` one; with
         `first`, at most one per space (enough to know which spaces the menu offers)."""
-        dice = self.dice[seat]
-        coins = self.res[seat]["coins"]
-        berke = self.chars[seat] == "berke"
         actions: list[Action] = []
         for name in MAIN_ORDER if only is None else ([only] if only in SPACES or only == "khan" else []):
             if name == "khan":
                 khan = self._khan_placements(seat)
                 actions.extend(khan[:1] if first else khan)
+            else:
+                actions.extend(self._space_placements(seat, name, first))
+        for slot, (slot_name, _city) in enumerate(CARD_SLOTS):
+            if only is None or only == f"card-{slot_name}":
+                actions.extend(self._card_placements(seat, slot, first))
+        return actions
+
+    def _space_placements(self, seat: int, name: str, first: bool) -> list[Action]:
+        """Placements on one board space (the occupancy fee paid in coins, Berke exempt)."""
+        dice = self.dice[seat]
+        coins = self.res[seat]["coins"]
+        berke = self.chars[seat] == "berke"
+        space = SPACES[name]
+        if len(dice) < space.dice:
+            return []
+        placed = self.spaces[name]
+        blocked = colour_used(placed, seat)
+        fee_free = berke or not placed
+        performable: dict[int, bool] = {}
+        actions: list[Action] = []
+        for group in distinct_groups(dice, space.dice):
+            if blocked and any(kind_of(t) == COLOUR for t in group):
                 continue
-            space = SPACES[name]
-            if len(dice) < space.dice:
-                continue
-            placed = self.spaces[name]
-            blocked = colour_used(placed, seat)
-            fee_free = berke or not placed
-            performable: dict[int, bool] = {}
-            found = False
-            for group in distinct_groups(dice, space.dice):
-                if blocked and any(kind_of(t) == COLOUR for t in group):
+            for chosen in self._value_choices(group, name, fee_free):
+                values = [value_of(t) or chosen for t in group]
+                fee = placement_fee(space, bool(placed), values, exempt=berke)
+                if fee is None or fee > coins:
                     continue
-                for chosen in self._value_choices(group, name, fee_free):
-                    values = [value_of(t) or chosen for t in group]
-                    fee = placement_fee(space, bool(placed), values, exempt=berke)
-                    if fee is None or fee > coins:
-                        continue
-                    if fee not in performable:
-                        performable[fee] = self._performable(seat, name, coins - fee)
-                    if not performable[fee]:
-                        continue
-                    actions.append(self._place_action(name, group, chosen, fee, min(values)))
-                    found = True
+                if fee not in performable:
+                    performable[fee] = self._performable(seat, name, coins - fee)
+                if not performable[fee]:
+                    continue
+                actions.append(self._place_action(name, group, chosen, fee, min(values)))
+                if first:
+                    return actions
+        return actions
+
+    def _card_placements(self, seat: int, slot: int, first: bool) -> list[Action]:
+        """Placements on the city card of `slot` (a post in its city; with `next_turn` timing, not one
+        placed this turn)."""
+        slot_name, city = CARD_SLOTS[slot]
+        if self.card_used[slot] is not None or city not in self.posts[seat]:
+            return []
+        if self.options["city_card_timing"] == "next_turn" and city in self.posts_this_turn:
+            return []
+        card = self.cards[slot]
+        coins = self.res[seat]["coins"]
+        actions: list[Action] = []
+        for group in distinct_groups(self.dice[seat], 1):
+            for chosen in self._value_choices(group, "card", True):
+                value = value_of(group[0]) or chosen
+                if self._card_performable(seat, card, value, coins):
+                    actions.append(self._place_action(f"card-{slot_name}", group, chosen, 0, value, card))
                     if first:
-                        break
-                if found and first:
-                    break
-        for slot, (slot_name, city) in enumerate(CARD_SLOTS):
-            if only is not None and only != f"card-{slot_name}":
-                continue
-            if self.card_used[slot] is not None or city not in self.posts[seat]:
-                continue
-            if self.options["city_card_timing"] == "next_turn" and city in self.posts_this_turn:
-                continue
-            card = self.cards[slot]
-            for group in distinct_groups(dice, 1):
-                for chosen in self._value_choices(group, "card", True):
-                    value = value_of(group[0]) or chosen
-                    if self._card_performable(seat, card, value, coins):
-                        actions.append(self._place_action(f"card-{slot_name}", group, chosen, 0, value, card))
-                        if first:
-                            break
-                if first and actions and actions[-1].details["space"] == f"card-{slot_name}":
-                    break
+                        return actions
         return actions
 
     @staticmethod
@@ -595,7 +605,7 @@ class VoyagesState(EffectStackState):
         if kind == "repeat_move":
             return bool(self._route_options(seat, 1, coins, res["camels"], per_step={"camels": 2}))
         if kind == "exchange":
-            return any(_can_give(res, option["give"]) for option in data["options"])
+            return any(can_give(res, option["give"]) for option in data["options"])
         if kind == "city_bonus_table":
             return bool(self.small_cities_of(seat))
         if kind == "repeat_city_bonus":
@@ -631,18 +641,18 @@ class VoyagesState(EffectStackState):
         elif name in BAZAAR:
             for other in self.mercator_seats(seat):
                 gain(self.res[other], {BAZAAR[name]["good"]: 1})
-            self._push([{"t": "column", "seat": seat, "space": name, "max": strength}])
+            self._push([ColumnEffect(t=Column.kind, seat=seat, space=name, max=strength)])
         elif name == "khan":
             gain(self.res[seat], {"camels": 2})
             if self.num_players <= 3:
                 for other in self.mercator_seats(seat):
                     gain(self.res[other], {"camels": 1})
-            self._push([{"t": "good", "seat": seat}])
+            self._push([simple(Good.kind, seat)])
         elif name == "contracts":
-            self._push([{"t": "pick", "seat": seat, "die": strength, "taken": []}])
+            self._push([PickEffect(t=Pick.kind, seat=seat, die=strength, taken=[])])
         elif name == "travel":
             self.last_travel = seat
-            self._push([{"t": "travel", "seat": seat, "max": strength, "first": None}])
+            self._push([TravelEffect(t=Travel.kind, seat=seat, max=strength, first=None)])
         else:
             self._use_card(seat, int(details["card"]), strength)
 
@@ -659,360 +669,36 @@ class VoyagesState(EffectStackState):
         elif kind == "count_contracts":
             gain(res, data["gain"], min(die, len(self.done[seat])))
         elif kind in ("repeat", "repeat_good_choice"):
-            self._push([{"t": "repeat", "seat": seat, "card": card, "max": die}])
+            self._push([RepeatEffect(t=Repeat.kind, seat=seat, card=card, max=die)])
         elif kind == "repeat_move":
-            self._push([{"t": "move", "seat": seat, "max": die, "per_step": {"camels": 2}, "skip": False}])
+            self._push([move_effect(seat, die, {"camels": 2}, skip=False)])
         elif kind == "exchange":
-            self._push([{"t": "exchange", "seat": seat, "card": card, "left": die, "done": 0, "dir": None}])
+            self._push([ExchangeEffect(t=Exchange.kind, seat=seat, card=card, left=die, done=0, dir=None)])
         elif kind == "city_bonus_table":
-            self._push([{"t": "city_pick", "seat": seat, "n": data["table"][die - 1]}])
+            self._push([CountEffect(t=CityPick.kind, seat=seat, n=data["table"][die - 1])])
         elif kind == "repeat_city_bonus":
-            self._push([{"t": "city_loop", "seat": seat, "left": die, "used": []}])
+            self._push([CityLoopEffect(t=CityLoop.kind, seat=seat, left=die, used=[])])
         elif kind == "repeat_move_goods":
-            self._push([{"t": "buy_moves", "seat": seat, "left": die, "bought": 0}])
+            self._push([BuyMovesEffect(t=BuyMoves.kind, seat=seat, left=die, bought=0)])
         else:  # pragma: no cover
             raise AssertionError(kind)
 
     # --- rewards ----------------------------------------------------------------------------------------
     def _reward(self, seat: int, reward: Mapping[str, int]) -> None:
         """Gain a reward bundle; its choices (goods, moves, contracts) become effects resolved next."""
-        simple = {k: v for k, v in reward.items() if k in RESOURCES}
-        gain(self.res[seat], simple)
-        effects: list[dict[str, Any]] = []
-        effects += [{"t": "good", "seat": seat}] * reward.get("good_choice", 0)
-        effects += [{"t": "goods2", "seat": seat}] * reward.get("different_goods", 0)
-        effects += [{"t": "xian", "seat": seat}] * reward.get("other_bonus", 0)
+        gain(self.res[seat], {k: v for k, v in reward.items() if k in RESOURCES})
+        effects: list[EffectBase] = []
+        effects += [simple(Good.kind, seat)] * reward.get("good_choice", 0)
+        effects += [simple(Goods2.kind, seat)] * reward.get("different_goods", 0)
+        effects += [simple(Xian.kind, seat)] * reward.get("other_bonus", 0)
         for _ in range(reward.get("black_die", 0)):
             self._take_black_die(seat)
-        effects += [{"t": "draw_contract", "seat": seat}] * reward.get("contract", 0)
-        effects += [{"t": "move", "seat": seat, "max": 1, "per_step": {}, "skip": True}] * reward.get(
-            "move", 0
-        )
+        effects += [simple(DrawContract.kind, seat)] * reward.get("contract", 0)
+        effects += [move_effect(seat, 1, {}, skip=True)] * reward.get("move", 0)
         self._push(effects)
 
-    def _auto(self, effect: dict[str, Any]) -> None:
-        kind = effect["t"]
-        seat = int(effect["seat"])
-        if kind == "start_game":
-            self._start_game()
-        elif kind == "reward":
-            self._reward(seat, effect["r"])
-        elif kind == "city_bonus":
-            self._log({"event": "city_bonus", "seat": seat, "letter": effect["letter"]})
-            self._reward(seat, CITY_BONUSES[effect["letter"]]["reward"])
-        elif kind == "draw_contract":
-            card = self._special_draw()
-            if card is None:
-                self._log({"event": "special_pile_empty", "seat": seat})
-            elif len(self.active[seat]) < 2:
-                self.active[seat] = [*self.active[seat], card]
-                self._log({"event": "special_contract", "seat": seat, "contract": card})
-            else:
-                self._push([{"t": "contract_full", "seat": seat, "new": card}])
-        elif kind == "place_new":
-            self.active[seat] = [*self.active[seat], *effect["cards"]]
-        elif kind == "posts":
-            self._place_posts(effect)
-        else:  # pragma: no cover
-            raise AssertionError(kind)
-
-    # --- choice effects ---------------------------------------------------------------------------------
-    def _effect_actions(self, effect: dict[str, Any]) -> list[Action]:
-        kind = effect["t"]
-        seat = int(effect["seat"])
-        res = self.res[seat]
-        if kind == "dice":
-            return self._placements(seat, only=str(effect["space"]))
-        if kind == "bonus":
-            return self._bonus_menu(seat)
-        if kind == "draft":
-            return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
-        if kind == "keep_goals":
-            offer = self.goal_offers[seat]
-            return [
-                Action(f"keep:{a}+{b}", "goals", {"goals": [a, b]}) for a, b in combinations(sorted(offer), 2)
-            ]
-        if kind == "comp":
-            n = int(effect["n"])
-            return [
-                Action(f"comp:{c}coins+{n - c}camels", "compensation", {"coins": c, "camels": n - c})
-                for c in range(n, -1, -1)
-            ]
-        if kind == "column":
-            return [
-                Action(
-                    f"column:{k}",
-                    "bazaar",
-                    {"space": effect["space"], "reward": BAZAAR[effect["space"]]["columns"][k - 1]},
-                )
-                for k in range(1, min(6, int(effect["max"])) + 1)
-            ]
-        if kind == "good":
-            return [Action(f"good:{g}", "good", {"good": g}) for g in GOODS]
-        if kind == "goods2":
-            return [Action(f"goods:{a}+{b}", "goods", {"goods": [a, b]}) for a, b in GOOD_PAIRS]
-        if kind == "contract_full":
-            new = int(effect["new"])
-            actions = [Action("decline", "contract", {"contract": new, "keep": False})]
-            for old in self.active[seat]:
-                actions.append(Action(f"discard:{old}", "contract", {"contract": new, "discard": old}))
-            return actions
-        if kind == "pick":
-            taken = list(effect["taken"])
-            actions = [Action("done", "contracts", {"taken": taken})] if taken else []
-            if len(taken) < 2:
-                for space in range(1, min(int(effect["die"]), len(self.board)) + 1):
-                    if space not in taken:
-                        cid = self.board[space - 1]
-                        actions.append(
-                            Action(f"take:{space}", "contracts", {"space": space, "contract": cid})
-                        )
-            return actions
-        if kind == "discard_old":
-            return [Action(f"discard:{c}", "contract", {"discard": c}) for c in self.active[seat]]
-        if kind == "space_bonus":
-            n = int(effect["n"])
-            return [
-                Action("bonus:coins", "space_bonus", {"coins": n}),
-                Action("bonus:camels", "space_bonus", {"camels": n}),
-            ]
-        if kind == "travel":
-            return self._travel_actions(seat, effect)
-        if kind == "move":
-            return self._move_actions(seat, effect)
-        if kind == "relocate":
-            return [
-                Action(f"relocate:{SLUG[node]}", "relocate", {"from": node, "to": effect["node"]})
-                for node in sorted(self.posts[seat])
-                if node != effect["node"]
-            ]
-        if kind == "repeat":
-            data = CITY_CARDS[int(effect["card"])]
-            most = max_times(res, data["cost"], int(effect["max"]))
-            return [
-                Action(f"times:{k}", "card", {"card": effect["card"], "times": k}) for k in range(1, most + 1)
-            ]
-        if kind == "exchange":
-            return self._exchange_actions(seat, effect)
-        if kind == "city_pick":
-            mine = self.small_cities_of(seat)
-            actions = [Action(f"city:{SLUG[c]}", "card", {"cities": [c]}) for c in mine]
-            if int(effect["n"]) >= 2:
-                actions += [
-                    Action(f"city:{SLUG[a]}+{SLUG[b]}", "card", {"cities": [a, b]})
-                    for a, b in combinations(mine, 2)
-                ]
-            return actions
-        if kind == "city_loop":
-            actions = [Action("stop", "card", {})] if effect["used"] else []
-            if res["coins"] >= 1 and int(effect["left"]) > 0:
-                for c in self.small_cities_of(seat):
-                    if c not in effect["used"]:
-                        actions.append(Action(f"city:{SLUG[c]}", "card", {"city": c, "coins": 1}))
-            return actions
-        if kind == "buy_moves":
-            actions = [Action("go", "card", {"moves": effect["bought"]})] if effect["bought"] else []
-            if int(effect["left"]) > 0:
-                for a, b in GOOD_PAIRS:
-                    if res[a] >= 1 and res[b] >= 1:
-                        actions.append(Action(f"pay:{a}+{b}", "card", {"goods": [a, b]}))
-            return actions
-        if kind == "xian":
-            xian_letter = "D"
-            actions = []
-            for node in SMALL_CITIES:
-                letter = self.city_bonus[str(node)]
-                if letter != xian_letter:
-                    actions.append(
-                        Action(
-                            f"xian:{SLUG[node]}",
-                            "city_bonus",
-                            {"city": node, "letter": letter, "bonus": CITY_BONUSES[letter]["text"]},
-                        )
-                    )
-            return actions
-        raise AssertionError(kind)  # pragma: no cover
-
-    def _resolve(self, effect: dict[str, Any], action: Action) -> None:
-        kind = effect["t"]
-        seat = int(effect["seat"])
-        res = self.res[seat]
-        details = action.details
-        if kind == "dice":
-            self.pending.pop(0)
-            self._place(seat, action)
-        elif kind == "bonus":
-            self.pending.pop(0)
-            if action.id == "black":
-                pay(res, {"camels": 3})
-                self.black_bought = True
-                self._take_black_die(seat)
-            else:
-                self._apply_die_bonus(seat, action)
-        elif kind == "draft":
-            self.pending.pop(0)
-            key = str(details["character"])
-            self.chars[seat] = key
-            self.draft_pool = [k for k in self.draft_pool if k != key]
-            self._log({"event": "draft", "seat": seat, "character": key})
-        elif kind == "keep_goals":
-            self.pending.pop(0)
-            self.goals[seat] = sorted(int(g) for g in details["goals"])
-            self._log({"event": "goals_kept", "seat": seat})
-        elif kind == "comp":
-            self.pending.pop(0)
-            gain(res, {"coins": int(details["coins"]), "camels": int(details["camels"])})
-            self._log(
-                {
-                    "event": "compensation",
-                    "seat": seat,
-                    "coins": details["coins"],
-                    "camels": details["camels"],
-                }
-            )
-        elif kind == "column":
-            self.pending.pop(0)
-            self._reward(seat, details["reward"])
-        elif kind == "good":
-            self.pending.pop(0)
-            gain(res, {str(details["good"]): 1})
-        elif kind == "goods2":
-            self.pending.pop(0)
-            for g in details["goods"]:
-                gain(res, {str(g): 1})
-        elif kind == "contract_full":
-            self.pending.pop(0)
-            new = int(details["contract"])
-            if action.id == "decline":
-                cardrow.put_bottom(self.special, [new])
-            else:
-                old = int(details["discard"])
-                self.active[seat] = [*(c for c in self.active[seat] if c != old), new]
-                cardrow.put_bottom(self.special, [old])
-            self._log({"event": "special_contract", "seat": seat, "contract": new, "choice": action.id})
-        elif kind == "pick":
-            if action.id == "done":
-                self._finish_pick(seat, list(effect["taken"]))
-            else:
-                effect["taken"] = [*effect["taken"], int(details["space"])]
-                space_limit = min(int(effect["die"]), len(self.board))
-                if len(effect["taken"]) == 2 or len(effect["taken"]) >= space_limit:
-                    self._finish_pick(seat, list(effect["taken"]))
-        elif kind == "discard_old":
-            old = int(details["discard"])
-            self.active[seat] = [c for c in self.active[seat] if c != old]
-            cardrow.put_bottom(self.special, [old])
-            self._log({"event": "discard_contract", "seat": seat, "contract": old})
-            effect["need"] = int(effect["need"]) - 1
-            if effect["need"] <= 0:
-                self.pending.pop(0)
-        elif kind == "space_bonus":
-            self.pending.pop(0)
-            gain(res, {k: int(v) for k, v in details.items()})
-        elif kind == "travel":
-            self._resolve_travel(seat, effect, action)
-        elif kind == "move":
-            self.pending.pop(0)
-            if action.id != "skip":
-                self._move(seat, [details], table=False)
-        elif kind == "relocate":
-            self.pending.pop(0)
-            self._relocate(seat, int(details["from"]), int(details["to"]))
-        elif kind == "repeat":
-            self.pending.pop(0)
-            data = CITY_CARDS[int(effect["card"])]
-            times = int(details["times"])
-            pay(res, data["cost"], times)
-            if data["kind"] == "repeat_good_choice":
-                self._push([{"t": "good", "seat": seat}] * times)
-            else:
-                gain(res, data["gain"], times)
-            self._log({"event": "card", "seat": seat, "card": effect["card"], "times": times})
-        elif kind == "exchange":
-            if action.id == "stop":
-                self.pending.pop(0)
-            else:
-                gain(res, details["give"], -1)
-                gain(res, details["get"])
-                effect["done"] = int(effect["done"]) + 1
-                effect["left"] = int(effect["left"]) - 1
-                if self._same_direction(int(effect["card"])):
-                    effect["dir"] = int(details["dir"])
-                if effect["left"] <= 0:
-                    self.pending.pop(0)
-        elif kind == "city_pick":
-            self.pending.pop(0)
-            self._push([self._city_bonus_effect(seat, int(c)) for c in details["cities"]])
-        elif kind == "city_loop":
-            if action.id == "stop":
-                self.pending.pop(0)
-            else:
-                pay(res, {"coins": 1})
-                city = int(details["city"])
-                effect["used"] = [*effect["used"], city]
-                effect["left"] = int(effect["left"]) - 1
-                if effect["left"] <= 0:
-                    self.pending.pop(0)
-                self._push([self._city_bonus_effect(seat, city)])
-        elif kind == "buy_moves":
-            if action.id == "go":
-                self.pending.pop(0)
-                self._push(
-                    [{"t": "move", "seat": seat, "max": effect["bought"], "per_step": {}, "skip": True}]
-                )
-            else:
-                for g in details["goods"]:
-                    pay(res, {str(g): 1})
-                effect["bought"] = int(effect["bought"]) + 1
-                effect["left"] = int(effect["left"]) - 1
-                if effect["left"] <= 0:
-                    self.pending.pop(0)
-                    self._push(
-                        [{"t": "move", "seat": seat, "max": effect["bought"], "per_step": {}, "skip": True}]
-                    )
-        elif kind == "xian":
-            self.pending.pop(0)
-            letter = str(details["letter"])
-            self._push([{"t": "city_bonus", "seat": seat, "letter": letter}])
-        else:  # pragma: no cover
-            raise AssertionError(kind)
-
-    def _city_bonus_effect(self, seat: int, city: int) -> dict[str, Any]:
-        return {"t": "city_bonus", "seat": seat, "letter": self.city_bonus[str(city)]}
-
-    def _same_direction(self, card: int) -> bool:
-        return bool(CITY_CARDS[card]["always_same"]) or self.options["exchange_direction"] == "same"
-
-    def _exchange_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
-        data = CITY_CARDS[int(effect["card"])]
-        actions = [Action("stop", "card", {})] if effect["done"] else []
-        for option in data["options"]:
-            if effect["dir"] is not None and option["dir"] != effect["dir"]:
-                continue
-            if _can_give(self.res[seat], option["give"]):
-                actions.append(
-                    Action(
-                        f"ex:{option['name']}",
-                        "card",
-                        {"give": option["give"], "get": option["get"], "dir": option["dir"]},
-                    )
-                )
-        return actions
-
-    def _finish_pick(self, seat: int, taken: list[int]) -> None:
-        self.pending.pop(0)
-        spaces = sorted(taken)
-        cards = cardrow.take_from_row(self.board, spaces)
-        self._log({"event": "take_contracts", "seat": seat, "spaces": spaces, "contracts": cards})
-        effects: list[dict[str, Any]] = []
-        need = len(self.active[seat]) + len(cards) - 2
-        if need > 0:
-            effects.append({"t": "discard_old", "seat": seat, "need": need})
-        effects.append({"t": "place_new", "seat": seat, "cards": cards})
-        for space in spaces:
-            if space in (5, 6):
-                effects.append({"t": "space_bonus", "seat": seat, "n": space - 4})
-        self._push(effects)
+    def _city_bonus_effect(self, seat: int, city: int) -> CityBonusEffect:
+        return CityBonusEffect(t=CityBonus.kind, seat=seat, letter=self.city_bonus[str(city)])
 
     # --- movement ---------------------------------------------------------------------------------------
     def _extra_links(self, seat: int) -> Any:
@@ -1098,53 +784,7 @@ class VoyagesState(EffectStackState):
         parts.append(f"{option['camels']}camels")
         return Action(":".join(parts), "move", dict(option))
 
-    def _travel_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
-        res = self.res[seat]
-        first = effect["first"]
-        if first is None:
-            options = self._route_options(seat, int(effect["max"]), res["coins"], res["camels"], table=True)
-            return [self._route_action(seat, o) for o in options]
-        # Niccolo: the other figure may use the remaining steps of the same Travel.
-        actions = [Action("stay", "move", {"second": None})]
-        other = 1 - int(first["fig"])
-        remaining = int(effect["max"]) - int(first["steps"])
-        if remaining > 0:
-            options = self._route_options(
-                seat,
-                remaining,
-                res["coins"] - int(first["coins"]),
-                res["camels"] - int(first["camels"]),
-                table=True,
-                figures=[other],
-                base_steps=int(first["steps"]),
-            )
-            actions += [self._route_action(seat, o) for o in options]
-        return actions
-
-    def _resolve_travel(self, seat: int, effect: dict[str, Any], action: Action) -> None:
-        details = dict(action.details)
-        if (
-            effect["first"] is None
-            and self.chars[seat] == "niccolo"
-            and int(effect["max"]) > int(details["steps"])
-        ):
-            effect["first"] = details
-            return
-        self.pending.pop(0)
-        moves = [details] if effect["first"] is None else [effect["first"]]
-        if effect["first"] is not None and action.id != "stay":
-            moves.append(details)
-        self._move(seat, moves, table=True)
-
-    def _move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
-        res = self.res[seat]
-        actions = [Action("skip", "move", {})] if effect["skip"] else []
-        options = self._route_options(
-            seat, int(effect["max"]), res["coins"], res["camels"], per_step=effect["per_step"]
-        )
-        return actions + [self._route_action(seat, o) for o in options]
-
-    def _move(self, seat: int, moves: list[Mapping[str, Any]], *, table: bool) -> None:
+    def _move(self, seat: int, moves: Sequence[Mapping[str, Any]], *, table: bool) -> None:
         """Pay every cost first, then move the figures, then place posts where they end (Wilhelm: in
         every city passed) and only then take the bonuses."""
         coins = sum(int(m["coins"]) for m in moves)
@@ -1170,9 +810,9 @@ class VoyagesState(EffectStackState):
         )
         nodes = [n for n in nodes if n not in self.posts[seat]]
         if nodes:
-            self._push([{"t": "posts", "seat": seat, "nodes": nodes, "bonuses": []}])
+            self._push([PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[])])
 
-    def _place_posts(self, effect: dict[str, Any]) -> None:
+    def _place_posts(self, effect: PostsEffect) -> None:
         """Place posts in `nodes` in order; bonuses are collected and taken after the last post."""
         seat = int(effect["seat"])
         nodes = list(effect["nodes"])
@@ -1184,8 +824,8 @@ class VoyagesState(EffectStackState):
             if self.posts_left[seat] <= 0:
                 self._push(
                     [
-                        {"t": "relocate", "seat": seat, "node": node},
-                        {"t": "posts", "seat": seat, "nodes": nodes, "bonuses": bonuses},
+                        RelocateEffect(t=Relocate.kind, seat=seat, node=node),
+                        PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses),
                     ]
                 )
                 return
@@ -1199,7 +839,7 @@ class VoyagesState(EffectStackState):
             bonuses += self._arrive_in(seat, node)
         self._push(bonuses)
 
-    def _arrive_in(self, seat: int, node: int) -> list[dict[str, Any]]:
+    def _arrive_in(self, seat: int, node: int) -> list[EffectBase]:
         """Put the post on the map and return the bonus effects of that city."""
         self.posts[seat] = [*self.posts[seat], node]
         self.posts_this_turn = [*self.posts_this_turn, node]
@@ -1214,7 +854,7 @@ class VoyagesState(EffectStackState):
             if bonus is None:
                 return []
             self._log({"event": "outpost_bonus", "seat": seat, "city": node, "bonus": bonus})
-            return [{"t": "reward", "seat": seat, "r": OUTPOST_BONUSES[bonus]}]
+            return [reward_effect(seat, OUTPOST_BONUSES[bonus])]
         if kind == "small":
             return [self._city_bonus_effect(seat, node)]
         return []
@@ -1232,7 +872,7 @@ class VoyagesState(EffectStackState):
 
     # --- end --------------------------------------------------------------------------------------------
     def is_over(self) -> bool:
-        return self.phase == "over"
+        return self.phase == Phase.OVER
 
     def result(self) -> GameResult:
         if not self.is_over():
@@ -1350,7 +990,7 @@ class VoyagesState(EffectStackState):
         other.spaces = {k: list(v) for k, v in self.spaces.items()}
         other.outposts = dict(self.outposts)
         other.city_bonus = dict(self.city_bonus)
-        other.pending = [_copy_effect(e) for e in self.pending]
+        other.pending = [dict(e) for e in self.pending]
         return other
 
     def shuffle_hidden(self, seat: int, rng: ChanceRng) -> VoyagesState:
