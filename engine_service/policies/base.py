@@ -12,6 +12,7 @@ from typing import Any
 
 from engine_service.games import Action
 from engine_service.games.rng import ChanceRng
+from engine_service.policies.levels import LEVELS, SEARCH_LEVELS
 
 
 class Policy(ABC):
@@ -30,11 +31,13 @@ class Policy(ABC):
 
 
 def policy_names() -> list[str]:
-    return ["random", "greedy", "mcts"]
+    """The house levels, weakest first, then the fixed-budget search (`mcts`, `mcts:N`)."""
+    return [*LEVELS, "mcts"]
 
 
 def make_policy(name: str, seed: int = 0, **params: Any) -> Policy:
-    """A house bot by name (`random`, `greedy`, `mcts`; `mcts:200` sets the iteration budget)."""
+    """A house bot by name: a level (`random`, `greedy`, `search`, `search-strong`; see
+    `engine_service.policies.levels`) or `mcts` (`mcts:200` sets the iteration budget)."""
     from engine_service.policies.greedy import GreedyPolicy
     from engine_service.policies.mcts import MctsPolicy
     from engine_service.policies.random_policy import RandomPolicy
@@ -44,6 +47,8 @@ def make_policy(name: str, seed: int = 0, **params: Any) -> Policy:
         return RandomPolicy(seed)
     if base == "greedy" and not arg:
         return GreedyPolicy(seed)
+    if base in SEARCH_LEVELS and not arg:
+        return MctsPolicy(seed, level=base, **params)
     if base == "mcts":
         if arg:
             if not arg.isdigit() or int(arg) < 1:

@@ -30,6 +30,7 @@ from typing import Any
 
 from engine_service.games import Action, GameSpec, GameState, get_game
 from engine_service.policies.base import Policy
+from engine_service.policies.levels import level_settings
 
 
 class _Node:
@@ -77,9 +78,14 @@ class MctsPolicy(Policy):
         "horizon": 24,  # rollout only: at most this many decisions simulated after the bot's own turn
     }
 
-    def __init__(self, seed: int = 0, **params: Any) -> None:
-        """`params` override `DEFAULTS`, and take precedence over a game's `GameSpec.search_settings`."""
+    def __init__(self, seed: int = 0, level: str | None = None, **params: Any) -> None:
+        """`params` override `DEFAULTS`, and take precedence over a house `level`'s settings for the game
+        (`engine_service.policies.levels`), which take precedence over its `GameSpec.search_settings`."""
         super().__init__(seed)
+        if level is not None:
+            level_settings(level, "")  # an unknown level is refused here, not at the first decision
+            self.name = level
+        self.level = level
         unknown = sorted(set(params) - set(self.DEFAULTS))
         if unknown:
             raise ValueError(
@@ -107,7 +113,10 @@ class MctsPolicy(Policy):
         if len(legal_actions) == 1:
             return legal_actions[0].id
         spec = get_game(str(observation["game_id"]))
-        self._configure(spec.search_settings)
+        if self.level is None:
+            self._configure(spec.search_settings)
+        else:
+            self._configure({**spec.search_settings, **level_settings(self.level, spec.game_id)})
         seat = int(observation["seat"])
         if self.method == "rollout":
             return self._choose_by_rollouts(spec, observation, seat, legal_actions)

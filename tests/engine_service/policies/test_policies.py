@@ -6,7 +6,8 @@ import pytest
 
 from engine_service.games import get_game, make
 from engine_service.games.rng import ChanceRng
-from engine_service.policies import make_policy
+from engine_service.policies import LEVELS, house_level, make_policy, policy_names
+from engine_service.policies.levels import LEVEL_SETTINGS, level_settings
 from engine_service.policies.mcts import MctsPolicy
 
 
@@ -32,7 +33,7 @@ def test_mcts_is_deterministic_for_a_seed() -> None:
     assert first == second
 
 
-@pytest.mark.parametrize("name", ["nope", "mcts:0", "mcts:x", "random:3"])
+@pytest.mark.parametrize("name", ["nope", "mcts:0", "mcts:x", "random:3", "search:5", "search-weak"])
 def test_unknown_bots_are_refused_with_the_known_names(name: str) -> None:
     with pytest.raises(ValueError) as info:
         make_policy(name)
@@ -100,3 +101,44 @@ def test_a_rollout_simulation_stops_when_the_bot_is_to_move_again() -> None:
 def test_an_unknown_search_method_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown mcts method 'beam'"):
         MctsPolicy(1, method="beam")
+
+
+def test_the_house_levels_are_named_policies_weakest_first() -> None:
+    assert LEVELS == ("random", "greedy", "search", "search-strong")
+    assert policy_names()[: len(LEVELS)] == list(LEVELS) and "mcts" in policy_names()
+    for rank, level in enumerate(LEVELS, start=1):
+        assert make_policy(level, seed=1).name == level
+        assert house_level(level).rank == rank
+    assert house_level("mcts:25").level is None
+
+
+@pytest.mark.parametrize(("game_id", "options"), [("expedition-v1", {}), ("voyages-v1", {}),
+                                                  ("mp2-v1", {"caravans": True}), ("dragonda-v1", {})])  # fmt: skip
+def test_the_search_level_plays_legal_moves_deterministically(game_id: str, options: dict[str, bool]) -> None:
+    state = make(game_id, 2, 8, options)
+    walker = ChanceRng(6)
+    choices = 0
+    while choices < 3:
+        seat = state.current_seats()[0]
+        legal = state.legal_actions(seat)
+        if len(legal) > 1:
+            observation = state.observation(seat)
+            first = make_policy("search", seed=4).choose(observation, legal)
+            assert first == make_policy("search", seed=4).choose(observation, legal)
+            assert first in {a.id for a in legal}
+            choices += 1
+        state.apply(seat, walker.choice(legal).id)
+
+
+def test_a_level_sets_the_search_for_each_game_over_the_games_own_settings() -> None:
+    spec = get_game("mp2-v1")
+    policy = make_policy("search", seed=1)
+    assert isinstance(policy, MctsPolicy)
+    policy._configure({**spec.search_settings, **level_settings("search", spec.game_id)})
+    assert (policy.method, policy.iterations) == (
+        LEVEL_SETTINGS["search"]["mp2"]["method"],
+        LEVEL_SETTINGS["search"]["mp2"]["iterations"],
+    )
+    assert level_settings("search-strong", "newgame-v1") == {}
+    with pytest.raises(ValueError, match="unknown search level 'search-weak'"):
+        MctsPolicy(1, level="search-weak")
