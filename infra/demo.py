@@ -74,7 +74,7 @@ FIRST_GAME = "expedition-v1"
 FIRST_GAME_PLAYER_COUNTS = (2, 3, 4)
 OTHER_GAMES_PLAYERS = 3
 OPTION_VARIANTS = (("mp2-v1", (("caravans", True),)),)
-DEMO_SEARCH = "mcts:10"
+DEMO_SEARCH = "search"  # the default search level (engine_service.policies.levels)
 HOUSE_POLICIES = ("random", "greedy", DEMO_SEARCH)
 BOT_CONCURRENT = 4
 # three Python SDK bots, so the 3-player ladders without house bots play with or without Node.js
@@ -90,7 +90,7 @@ REQUEUE_REASON = "the demo stopped while the match was running; it is replayed o
 # and a crosstable. House bots only: a remote bot's slots belong to matchmaking.
 DEMO_TOURNAMENT = "Demo Swiss: house bots on Expedition, 2 players"
 DEMO_TOURNAMENT_LADDER = "expedition-v1-2p"
-DEMO_TOURNAMENT_POLICIES = ("random", "greedy", DEMO_SEARCH, "mcts:3", "mcts:5")
+DEMO_TOURNAMENT_POLICIES = ("random", "greedy", DEMO_SEARCH, "search-strong", "mcts:5")
 DEMO_TOURNAMENT_ROUNDS = 3
 
 

@@ -2,7 +2,7 @@
 
 A house bot (`Bot.is_house`) gets a `HouseSeat` running its `house_policy`, seeded from the match seed and
 the seat index (`ladder.matches.house.house_seed`), so a house seat is reproducible from the row. A policy
-that searches (`mcts`) decides in this process's search pool (`PooledHouseSeat`), never in the match
+that searches (`search`, `search-strong`, `mcts`) decides in this process's search pool (`PooledHouseSeat`), never in the match
 thread, unless CARAVANSERAI_SEARCH_PROCESSES is 0. Any other bot gets the gateway's `RemoteSeat`, which finds the bot's stream in the session registry and
 relays through the gateway holding it.
 
@@ -19,7 +19,7 @@ import threading
 from engine_service.gateway.config import GatewayConfig
 from engine_service.gateway.registry import SessionRegistry, open_registry
 from engine_service.gateway.remote_seat import RemoteSeat
-from engine_service.policies import make_policy
+from engine_service.policies import SEARCHING_POLICIES, make_policy
 from engine_service.referee import HouseSeat, Seat
 from engine_service.referee.search_pool import PooledHouseSeat, SearchPool
 from ladder.matches.house import house_seed
@@ -30,7 +30,6 @@ _registry: SessionRegistry | None = None
 _registry_pid: int | None = None
 _lock = threading.Lock()
 _search_pool: SearchPool | None = None
-SEARCHING_POLICIES = ("mcts",)
 
 
 def search_pool() -> SearchPool | None:

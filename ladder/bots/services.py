@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from engine_service.games import list_games
-from engine_service.policies import make_policy
+from engine_service.policies import house_level, make_policy
 from ladder.bots.models import Bot
 from ladder.bots.signals import bot_token_revoked
 
@@ -250,23 +250,33 @@ def _house_owner() -> AbstractBaseUser:
     return user
 
 
+def house_bot_name(policy: str) -> str:
+    """A house bot's name: `house-` and its policy (`house-search`, `house-mcts-25`)."""
+    return f"house-{policy.replace(':', '-')}"
+
+
 def house_bot_ensure(*, policy: str) -> Bot:
-    """The house bot playing `policy` (random, greedy, mcts, mcts:N), created on first use. Idempotent."""
+    """The house bot playing `policy` (a house level: random, greedy, search, search-strong; or mcts:N),
+    created on first use, its description saying its level and the levels' measured order. Idempotent."""
     if not isinstance(policy, str):
         raise ValidationError("a house policy is a name such as 'greedy'")
     try:
         make_policy(policy, seed=0)
     except ValueError as exc:
         raise ValidationError(str(exc)) from exc
+    description = house_level(policy).summary
     existing = Bot.objects.filter(is_house=True, house_policy=policy).first()
     if existing is not None:
+        if existing.description != description:
+            existing.description = description
+            existing.save(update_fields=["description"])
         return existing
     try:
         with transaction.atomic():
             return Bot.objects.create(
                 owner=_house_owner(),
-                name=f"house-{policy.replace(':', '-')}",
-                description=f"In-process house bot playing the '{policy}' policy.",
+                name=house_bot_name(policy),
+                description=description,
                 games=[spec.game_id for spec in list_games()],
                 is_house=True,
                 house_policy=policy,

@@ -7,12 +7,13 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from engine_service.games.rng import ChanceRng
+from engine_service.policies import LEVELS
 from ladder.bots.services import house_bot_ensure
 from ladder.ladders.services import ladder_ensure_defaults
 from ladder.matches.house import house_match_play
 from ladder.matches.services import match_create
 
-HOUSE_POLICIES = ("random", "greedy", "mcts:10", "mcts:25", "mcts:50")
+HOUSE_POLICIES = LEVELS  # the house levels, weakest first (engine_service.policies.levels)
 
 
 class Command(BaseCommand):
