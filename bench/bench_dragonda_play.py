@@ -21,7 +21,6 @@ on two processes). Results: bench/results/dragonda_play.json.
 
 from __future__ import annotations
 
-import math
 import os
 import statistics
 import time
@@ -31,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from typing import Any
 
-from bench.common import print_table, write_results
+from bench.common import print_table, wilson, write_results
 from engine_service.games import Action, get_game
 from engine_service.games.dragonda.board import BOARD, GOODS, HOME, MEANS_TABLE, PASSES, REQUIRED
 from engine_service.games.dragonda.rules import WIN_XP, DragondaState, cargo_total
@@ -120,16 +119,6 @@ def play(task: tuple[int, tuple[str, ...]]) -> dict[str, Any]:
         "reason": state.end_reason,
         "seats": [dict(c) for c in counts],
     }
-
-
-def wilson(wins: int, games: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of a share."""
-    if games == 0:
-        return (0.0, 0.0)
-    p = wins / games
-    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
-    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
-    return (centre - half, centre + half)
 
 
 def rotations(kind: str, other: str, players: int) -> list[tuple[str, ...]]:

@@ -3,7 +3,9 @@ the house bots' decision times, all measured in this one run on the same machine
 
 The playout loop is the bare engine (legal_actions + apply with a seeded RNG choice); decision times are
 measured through the bots' `choose` on the observations of one recorded game, so every bot answers the same
-positions.
+positions. The bots are the house levels (`engine_service.policies.levels`); the default search level,
+`search`, must stay at 50 ms or less on average in every game (SEARCH_BUDGET_MS; the run says so and fails
+otherwise). Decision times are process CPU time, so other jobs on a shared machine weigh on them less.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import time
 from bench.common import percentile, print_table, write_results
 from engine_service.games import list_games, make
 from engine_service.games.rng import ChanceRng
-from engine_service.policies import make_policy
+from engine_service.policies import LEVELS, make_policy
 
 PLAYOUT_SECONDS = 3.0
 DECISIONS_PER_BOT = 60
-BOTS = ("random", "greedy", "mcts")
+BOTS = LEVELS
+DEFAULT_SEARCH = "search"
+SEARCH_BUDGET_MS = 50.0
 
 
 def playouts(game_id: str, players: int) -> dict[str, float]:
@@ -63,9 +67,9 @@ def decision_times(game_id: str, players: int) -> dict[str, dict[str, float]]:
         policy = make_policy(name, seed=3)
         spent = []
         for observation, legal in sample:
-            started = time.perf_counter()
+            started = time.process_time()
             policy.choose(observation, legal)
-            spent.append((time.perf_counter() - started) * 1000)
+            spent.append((time.process_time() - started) * 1000)
         times[name] = {
             "mean_ms": statistics.fmean(spent),
             "p50_ms": percentile(spent, 50),
@@ -113,8 +117,14 @@ def main() -> int:
             for bot, t in r["bots"].items()
         ],
     )
-    write_results("engine", {"playout_seconds_per_game": PLAYOUT_SECONDS, "games": results})
-    return 0
+    slow = [r["game_id"] for r in results if r["bots"][DEFAULT_SEARCH]["mean_ms"] > SEARCH_BUDGET_MS]
+    print(f"\n{DEFAULT_SEARCH}: mean decision within {SEARCH_BUDGET_MS:g} ms in every game: "
+          + ("yes" if not slow else f"NO ({', '.join(slow)})"))  # fmt: skip
+    write_results(
+        "engine",
+        {"playout_seconds_per_game": PLAYOUT_SECONDS, "search_budget_ms": SEARCH_BUDGET_MS, "games": results},
+    )
+    return 1 if slow else 0
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ CARAVANSERAI_BENCH_WORKERS, default 2 processes). Results: `bench/results/mp2_pl
 
 from __future__ import annotations
 
-import math
 import os
 import statistics
 import time
@@ -29,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import print_table, write_results
+from bench.common import print_table, wilson, write_results
 from engine_service.games import Action, get_game, make
 from engine_service.games.mp2.rules import Mp2State
 from engine_service.games.mp2.scoring import (
@@ -284,15 +283,6 @@ def head_to_head_tables(mode: str, opponent: str, games: int) -> list[Table]:
         for shift in range(PLAYERS):
             patterns.append(tuple(layout[(i + shift) % PLAYERS] for i in range(PLAYERS)))
     return [Table(mode, SEED_BASE + i, patterns[i % len(patterns)]) for i in range(games)]
-
-
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 0.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def behaviour(games: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from bench.common import print_table, write_results
+from bench.common import print_table, rotations, write_results
 from engine_service.games import Action, get_game, make
 from engine_service.games.common.dice import value_of
 from engine_service.games.voyages.rules import VoyagesState
@@ -323,10 +323,6 @@ def timing(games: Sequence[dict[str, Any]], name: str) -> dict[str, float]:
     seconds = sum(s for g in games for s, n in zip(g["seconds"], g["lineup"], strict=True) if n == name)
     decisions = sum(d for g in games for d, n in zip(g["decisions"], g["lineup"], strict=True) if n == name)
     return {"decisions": decisions, "ms_per_decision": 1000 * seconds / max(1, decisions)}
-
-
-def rotations(lineup: tuple[str, ...]) -> list[tuple[str, ...]]:
-    return [lineup[i:] + lineup[:i] for i in range(len(lineup))]
 
 
 def main() -> int:

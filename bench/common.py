@@ -1,9 +1,12 @@
-"""Helpers shared by the benchmarks: percentiles, a results writer and table printing."""
+"""Helpers shared by the benchmarks: percentiles, 95% intervals of seeded series, seat rotations, a results
+writer and table printing."""
 
 from __future__ import annotations
 
 import json
+import math
 import platform
+import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +21,31 @@ def percentile(values: Sequence[float], q: float) -> float:
         return 0.0
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a share of `successes` in `n` (ties may count a half)."""
+    if n == 0:
+        return (0.0, 0.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float]:
+    """The 95% normal interval of the mean of `values` (a point when there are fewer than two)."""
+    if len(values) < 2:
+        mean = statistics.fmean(values) if values else 0.0
+        return (mean, mean)
+    mean = statistics.fmean(values)
+    half = z * statistics.stdev(values) / math.sqrt(len(values))
+    return (mean - half, mean + half)
+
+
+def rotations(lineup: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Every seat rotation of a lineup, the lineup itself first."""
+    return [lineup[i:] + lineup[:i] for i in range(len(lineup))]
 
 
 def write_results(name: str, data: dict[str, Any]) -> Path:
