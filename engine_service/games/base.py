@@ -128,6 +128,7 @@ class GameState(ABC):
         self.options = dict(options)
         self.rng = rng
         self.step = 0
+        self.revision = self.spec.revision  # the rules revision this game is played under
         self._legal_cache: tuple[int, int, list[Action]] | None = None
 
     # --- decisions -------------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ class GameState(ABC):
             setattr(self, name, json_copy(payload[name]))
 
     def to_json(self) -> JsonDict:
-        return {
+        data = {
             "game_id": self.spec.game_id,
             "num_players": self.num_players,
             "options": self.options,
@@ -221,6 +222,9 @@ class GameState(ABC):
             "step": self.step,
             "state": self._payload(),
         }
+        if self.revision != 1:  # states of the first revision hash as they did before revisions existed
+            data["revision"] = self.revision
+        return data
 
     def state_hash(self) -> str:
         return hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()[:32]
@@ -255,6 +259,10 @@ class GameSpec(ABC):
     summary: str = ""
     turn_cap_note: str = ""
     search_settings: Mapping[str, Any] = {}  # overrides of the `mcts` house bot's defaults for this game
+    # The rules revision new games are played under. A fix that makes recorded matches replay differently
+    # without changing what the game is bumps it; a state and a match record name the revision they were
+    # played under (1 when they name none), and every earlier revision stays playable for their replays.
+    revision: int = 1
 
     def resolve_options(self, options: Mapping[str, Any] | None, num_players: int) -> JsonDict:
         """Fill defaults and validate; raise `InvalidOptions` naming the bad option and what is allowed."""
@@ -279,9 +287,28 @@ class GameSpec(ABC):
             resolved[name] = value
         return resolved
 
-    def new_state(self, num_players: int, seed: int, options: Mapping[str, Any] | None = None) -> GameState:
+    def check_revision(self, revision: int | None) -> int:
+        """`revision` if this game has it (None: the current one); `InvalidOptions` otherwise."""
+        if revision is None:
+            return self.revision
+        if type(revision) is not int or not 1 <= revision <= self.revision:
+            raise InvalidOptions(f"{self.game_id} has rules revisions 1-{self.revision}, not {revision!r}")
+        return revision
+
+    def new_state(
+        self,
+        num_players: int,
+        seed: int,
+        options: Mapping[str, Any] | None = None,
+        *,
+        revision: int | None = None,
+    ) -> GameState:
+        """A new game; under the current rules revision unless `revision` names an earlier one (replays)."""
         resolved = self.resolve_options(options, num_players)
-        return self._new_state(num_players, ChanceRng(seed), resolved)
+        chosen = self.check_revision(revision)
+        state = self._new_state(num_players, ChanceRng(seed), resolved)
+        state.revision = chosen  # revisions change play, never the setup
+        return state
 
     @abstractmethod
     def _new_state(self, num_players: int, rng: ChanceRng, options: JsonDict) -> GameState: ...
@@ -295,6 +322,7 @@ class GameSpec(ABC):
             options = self.resolve_options(data.get("options"), players)
             state = self.state_class(num_players=players, options=options, rng=ChanceRng(int(data["rng"])))
             state.step = int(data["step"])
+            state.revision = self.check_revision(data.get("revision", 1))
             state.load_payload(data["state"])
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, InvalidOptions):

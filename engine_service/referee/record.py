@@ -1,7 +1,10 @@
 """The match record: everything needed to replay a match exactly, and what happened in it.
 
 A replay is game id + options + seed + seats + action log, with a state hash every `hash_every` steps
-(and after the last step). Pure data: no I/O except `load`/`dump` helpers for files.
+(and after the last step). `revision` is the game's rules revision the match was played under
+(`GameSpec.revision`); the JSON holds it only when it is above 1, and a record without it was played under
+revision 1 (records from before revisions existed), so a rules fix never changes how an old record replays.
+Pure data: no I/O except `load`/`dump` helpers for files.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from engine_service.games import get_game
 
 RECORD_FORMAT = "caravanserai-match/1"
 
@@ -57,6 +62,11 @@ class MatchRecord:
     # infrastructure events that are not faults (a gateway restart a remote seat survived): seat, step, kind,
     # reason; only written to JSON when there are any
     incidents: list[dict[str, Any]] = field(default_factory=list)
+    revision: int | None = None  # the game's rules revision; None: its current one (a match being played)
+
+    @property
+    def rules_revision(self) -> int:
+        return self.revision if self.revision is not None else get_game(self.game_id).revision
 
     @property
     def steps(self) -> int:
@@ -80,6 +90,8 @@ class MatchRecord:
         }
         if self.incidents:
             data["incidents"] = [dict(i) for i in self.incidents]
+        if self.rules_revision != 1:
+            data["revision"] = self.rules_revision
         return data
 
     @staticmethod
@@ -104,6 +116,7 @@ class MatchRecord:
                 faults=[Fault(**f) for f in data.get("faults") or []],
                 forfeits=[int(s) for s in data.get("forfeits") or []],
                 incidents=[dict(i) for i in data.get("incidents") or []],
+                revision=int(data.get("revision", 1)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"malformed match record: {exc!r}") from exc

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine_service.games import GameState, IllegalAction, make
+from engine_service.games import GameState, IllegalAction, get_game
 from engine_service.referee.record import MatchRecord
 
 
@@ -31,7 +31,8 @@ def replay(record: MatchRecord, *, upto: int | None = None, check: bool = True) 
     last = record.steps if upto is None else upto
     if not 0 <= last <= record.steps:
         raise ValueError(f"step {last} is outside this match (0-{record.steps})")
-    state = make(record.game_id, record.num_players, record.seed, record.options)
+    spec = get_game(record.game_id)
+    state = spec.new_state(record.num_players, record.seed, record.options, revision=record.revision)
     if check:
         _check_hash(record, state)
     for seat, action_id in record.actions[:last]:

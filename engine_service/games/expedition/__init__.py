@@ -28,10 +28,18 @@ then stand on Kantshou, which from then on holds any number of pieces. A piece t
 scoring space is put on Kantshou at once, scores nothing for leg 1 and stops (its other piece, in the
 strategic variant, may still move). A board chest goes to the first piece to enter its space.
 
-End: at the end of the turn in which a piece enters Daidu, the leg-2 scoring spaces pay their values. Most
+End: the first piece to enter Daidu ends the mover's movement (the rule text: "the game ends as soon as
+the first player piece reaches ... Daidu"; in the strategic variant the other piece moves no further); at
+the end of that turn (after the draw) the leg-2 scoring spaces pay their values. Most
 gold wins; ties go to the player whose leading piece is furthest along (Daidu first); seats equal on both
 share the rank. Turn cap: after 400 turns (all players' turns counted) the game ends as if Daidu had been
 reached: the leg-2 scoring spaces pay, result reason "turn_cap".
+
+Rules revisions (`GameSpec.revision`; a match record names the one it was played under, 1 when it names
+none, and replays under it): 1, the first; 2 (current), entering Daidu ends the movement. Under revision 1
+a strategic 2-player game let the player go on moving the other piece after one entered Daidu. The two
+differ only in the strategic variant, but every state of revision 2 carries its revision (and so hashes
+differently from revision 1).
 
 Hidden information: hands (a seat sees its own; others' hand sizes and the cards publicly taken from the
 display and not yet possibly played are public as `known_cards`), and the draw pile's order.
@@ -51,6 +59,7 @@ from engine_service.games.expedition.rules import (
     KANTSHOU,
     LEG1_SCORING,
     LEG2_SCORING,
+    RULES_REVISION,
     SPACES,
     TURN_CAP,
     ExpeditionState,
@@ -80,6 +89,7 @@ class ExpeditionSpec(GameSpec):
         ),
     )
     state_class = ExpeditionState
+    revision = RULES_REVISION
     summary = "A caravan race along a 29-space track paid with goods and leader cards; 2-5 players."
     turn_cap_note = f"{TURN_CAP} turns; then the leg-2 scoring spaces pay as at Daidu"
 

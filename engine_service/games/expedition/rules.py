@@ -19,6 +19,9 @@ DISPLAY_SIZE = 5
 START_GOLD = 3
 TURN_CAP = 400
 EVENTS_KEPT = 16
+# Rules revisions (the package docstring says what each changed); new games are played under the last.
+DAIDU_ENDS_MOVEMENT = 2  # from this revision on, a piece entering Daidu ends the mover's movement
+RULES_REVISION = 2
 
 
 def _track_constants() -> tuple[list[dict[str, Any]], int, int]:
@@ -239,6 +242,8 @@ class ExpeditionState(GameState):
         elif target == DAIDU:
             self.daidu_reached = True
             self.stopped.append(piece)
+            if self.revision >= DAIDU_ENDS_MOVEMENT:
+                self.movement_over = True  # "the game ends as soon as the first piece reaches Daidu"
 
     def _begin_draw(self) -> None:
         if self._can_draw():

@@ -43,6 +43,13 @@ def test_the_corpus_covers_every_game_variant_at_two_and_at_most_players() -> No
     assert policies == {"random", "greedy"}
 
 
+def test_each_file_is_of_its_entry_s_revision_and_every_game_s_current_revision_is_recorded() -> None:
+    for entry in ENTRIES:
+        assert load(entry.path).revision == entry.revision, entry.name
+    for spec in list_games():
+        assert any(e.game_id == spec.game_id and e.revision == spec.revision for e in ENTRIES), spec.game_id
+
+
 @pytest.mark.parametrize("path", RECORDS, ids=[p.name.split(".")[0] for p in RECORDS])
 def test_a_recorded_match_replays_to_every_stored_hash_and_its_result(path: Path) -> None:
     record: MatchRecord = load(path)

@@ -4,8 +4,10 @@ Each entry of `ENTRIES` is one match (game, player count, options, seed, the hou
 record is written to `<entry name>.json.gz` beside this file with a state hash after every step
 (`hash_every=1`), so `test_replay_corpus.py` can name the first step at which a refactor changes a game.
 
-Regenerate only when a game's behaviour changes on purpose (and then bump its version or rules revision so
-the old records keep verifying under theirs): an existing file is left as it is unless `--force` is given.
+Regenerate only when a game's behaviour changes on purpose, and then bump its version or rules revision
+(`GameSpec.revision`) so the old records keep verifying under theirs, and add entries recorded under the new
+one (`Entry.revision`; the file name then says `-r<revision>`). An existing file is left as it is unless
+`--force` is given, and an entry of an earlier revision is never re-recorded (play is under the current one).
 
     .venv/bin/python -m tests.engine_service.games.corpus.record_corpus            # the missing files only
     .venv/bin/python -m tests.engine_service.games.corpus.record_corpus --only 'expedition-*' --force
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine_service.games import get_game
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, MatchRecord, run_match
 
@@ -38,13 +41,15 @@ class Entry:
     bots: tuple[str, ...]  # the house bot of each seat
     options: dict[str, Any] = field(default_factory=dict)
     label: str = "default"  # names the option variant in the file name
+    revision: int = 1  # the game's rules revision the match is recorded under
 
     @property
     def name(self) -> str:
         game = self.game_id.rsplit("-v", 1)[0]
         kinds = set(self.bots)
         bots = kinds.pop() if len(kinds) == 1 else "mixed"
-        return f"{game}-{self.num_players}p-{self.label}-seed{self.seed}-{bots}"
+        revision = f"-r{self.revision}" if self.revision != 1 else ""
+        return f"{game}-{self.num_players}p-{self.label}{revision}-seed{self.seed}-{bots}"
 
     @property
     def path(self) -> Path:
@@ -60,11 +65,13 @@ def _bot_sets(n: int) -> list[tuple[str, ...]]:
     ]
 
 
-# (game id, player counts, [(label, options)]); every game at 2 and at its maximum, each option variant the
-# conformance suite covers, and one set of every non-default option per game.
-_PLAN: list[tuple[str, tuple[int, ...], list[tuple[str, dict[str, Any]]]]] = [
-    ("expedition-v1", (2,), [("default", {}), ("strategic", {"strategic_two_player": True})]),
-    ("expedition-v1", (3, 4, 5), [("default", {})]),
+# (game id, player counts, [(label, options)], revision); every game at 2 and at its maximum, each option
+# variant the conformance suite covers, one set of every non-default option per game, and each later rules
+# revision's variant that plays differently from the one before.
+_PLAN: list[tuple[str, tuple[int, ...], list[tuple[str, dict[str, Any]]], int]] = [
+    ("expedition-v1", (2,), [("default", {}), ("strategic", {"strategic_two_player": True})], 1),
+    ("expedition-v1", (3, 4, 5), [("default", {})], 1),
+    ("expedition-v1", (2,), [("strategic", {"strategic_two_player": True})], 2),  # Daidu ends the movement
     (
         "voyages-v1",
         (2, 4),
@@ -82,6 +89,7 @@ _PLAN: list[tuple[str, tuple[int, ...], list[tuple[str, dict[str, Any]]]]] = [
                 },
             ),
         ],
+        1,
     ),
     (
         "mp2-v1",
@@ -101,19 +109,20 @@ _PLAN: list[tuple[str, tuple[int, ...], list[tuple[str, dict[str, Any]]]]] = [
                 },
             ),
         ],
+        1,
     ),
-    ("dragonda-v1", (2, 4), [("default", {}), ("cap50", {"round_cap": 50})]),
+    ("dragonda-v1", (2, 4), [("default", {}), ("cap50", {"round_cap": 50})], 1),
 ]
 
 
 def _entries() -> list[Entry]:
     entries = []
-    for game_id, counts, variants in _PLAN:
+    for game_id, counts, variants, revision in _PLAN:
         for n in counts:
             for v, (label, options) in enumerate(variants):
                 for b, bots in enumerate(_bot_sets(n)):
-                    seed = 100 * n + 10 * v + b + 1
-                    entries.append(Entry(game_id, n, seed, bots, options, label))
+                    seed = 1000 * (revision - 1) + 100 * n + 10 * v + b + 1
+                    entries.append(Entry(game_id, n, seed, bots, options, label, revision))
     return entries
 
 
@@ -122,6 +131,11 @@ ENTRIES = _entries()
 
 def record(entry: Entry) -> MatchRecord:
     """Play the entry's match with house bots (each seeded from the match seed and its seat)."""
+    current = get_game(entry.game_id).revision
+    if entry.revision != current:
+        raise ValueError(
+            f"{entry.name} is of rules revision {entry.revision}; matches are played under {current}"
+        )
     seats = [HouseSeat(make_policy(bot, entry.seed * 10 + seat)) for seat, bot in enumerate(entry.bots)]
     return run_match(
         entry.game_id,
