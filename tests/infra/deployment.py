@@ -314,3 +314,57 @@ def command_listen_ports(argv: list[str]) -> list[int]:
         if address:
             ports.append(address[1])
     return ports
+
+
+# --- Kubernetes ----------------------------------------------------------------------------------------------
+K8S = INFRA / "k8s"
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
+
+
+def load_k8s(directory: Path = K8S) -> list[dict[str, Any]]:
+    """The resources the kustomization lists, in its order (each file may hold several documents)."""
+    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    docs = []
+    for name in kustomization["resources"]:
+        path = directory / name
+        if not path.is_file():
+            raise DeploymentFileError(f"{directory}/kustomization.yaml lists {name}, which does not exist")
+        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def k8s_find(docs: list[dict[str, Any]], kind: str, name: str | None = None) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+
+
+def _env_from(docs: list[dict[str, Any]], container: dict[str, Any]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for source in container.get("envFrom") or []:
+        for kind, key in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+            if key in source:
+                found = k8s_find(docs, kind, source[key]["name"])
+                if not found:
+                    raise DeploymentFileError(f"{container['name']}: no {kind} {source[key]['name']}")
+                env.update(
+                    {k: str(v) for k, v in (found[0].get("data") or found[0].get("stringData") or {}).items()}
+                )
+    for item in container.get("env") or []:
+        env[item["name"]] = str(item.get("value", "$(downward API)"))
+    return env
+
+
+def k8s_processes(docs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], Process]]:
+    """(workload, container, process) for every container of every workload: argv is command + args, env
+    the ConfigMaps' and Secrets' it takes (envFrom) under its own `env`."""
+    found = []
+    for workload in (d for d in docs if d["kind"] in WORKLOAD_KINDS):
+        pod = workload["spec"]["template"]["spec"]
+        for container in pod["containers"]:
+            argv = [*container.get("command", []), *container.get("args", [])]
+            name = f"{workload['kind']} {workload['metadata']['name']}/{container['name']}"
+            grace = float(pod.get("terminationGracePeriodSeconds", 30))
+            process = Process(
+                name, argv, _env_from(docs, container), name, image=container["image"], stop_grace=grace
+            )
+            found.append((workload, container, process))
+    return found

@@ -21,22 +21,28 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from tests.infra.deployment import (
     COMPOSE,
     COMPOSE_SCHEMA,
     HAPROXY_CFG,
+    K8S,
     ROOT,
     THIRD_PARTY_ENV,
     Process,
     code_env_names,
     command_listen_ports,
     compose_processes,
+    gateway_address_variables,
     gateway_listen_addresses,
     haproxy_env_names,
     host_port,
     interpolate,
+    k8s_find,
+    k8s_processes,
     load_compose,
+    load_k8s,
     load_procfile,
     procfile_processes,
 )
@@ -266,3 +272,200 @@ def test_depends_on_names_services_that_can_meet_the_condition():
                 assert "restart" not in services[other], (
                     f"{other} is a one-shot for {name}: no restart policy"
                 )
+
+
+# --- Kubernetes (infra/k8s) ----------------------------------------------------------------------------------
+K8S_VERSIONS = ("1.29.0", "1.37.0")  # the oldest still widely run with grpc probes GA, and the newest bundled
+# Settings a cluster must give: DJANGO_SECRET_KEY has no usable default (every process refuses to start
+# without it); DATABASE_URL and REDIS_URL default to per-process SQLite files, which pods do not share.
+REQUIRED_IN_A_CLUSTER = {"DJANGO_SECRET_KEY", "DATABASE_URL", "REDIS_URL"}
+README = ROOT / "infra" / "README.md"
+
+
+def k8s() -> list[dict]:
+    return load_k8s()
+
+
+def _pod_labels(workload: dict) -> dict[str, str]:
+    return workload["spec"]["template"]["metadata"]["labels"]
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _memory_mb(quantity: str) -> float:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(Mi|Gi|M|G)", quantity)
+    assert m, f"memory quantity {quantity!r}"
+    return float(m.group(1)) * {"Mi": 1.048576, "Gi": 1073.741824, "M": 1, "G": 1000}[m.group(2)]
+
+
+def _cpu(quantity: str) -> float:
+    return float(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+
+
+def test_every_manifest_is_valid_against_the_kubernetes_schemas():
+    import kubernetes_validate
+
+    for doc in k8s():
+        for version in K8S_VERSIONS:
+            kubernetes_validate.validate(doc, version, strict=True)
+
+
+def test_the_schema_check_rejects_a_broken_manifest():
+    import kubernetes_validate
+
+    gateway = copy.deepcopy(k8s_find(k8s(), "Deployment", "gateway")[0])
+    container = gateway["spec"]["template"]["spec"]["containers"][0]
+    container["readinessProbe"]["grpc"]["port"] = "grpc"  # grpc probes take a number, not a port name
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(gateway, K8S_VERSIONS[-1], strict=True)
+    container["readinessProbe"]["grpc"]["port"] = 50051
+    container["resource"] = container.pop("resources")  # a misspelt field: only strict validation sees it
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(gateway, K8S_VERSIONS[-1], strict=True)
+
+
+def test_the_kustomization_lists_every_manifest():
+    listed = set(yaml.safe_load((K8S / "kustomization.yaml").read_text())["resources"])
+    assert listed == {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+
+
+def test_selectors_match_the_pod_labels():
+    docs = k8s()
+    workloads = [d for d in docs if d["kind"] in ("Deployment", "StatefulSet", "Job")]
+    for w in workloads:
+        if w["kind"] != "Job":
+            assert _selects(w["spec"]["selector"]["matchLabels"], _pod_labels(w)), w["metadata"]["name"]
+    for kind in ("Service", "PodDisruptionBudget"):
+        for d in k8s_find(docs, kind):
+            selector = d["spec"]["selector"].get("matchLabels", d["spec"]["selector"])
+            chosen = [w for w in workloads if _selects(selector, _pod_labels(w))]
+            assert len(chosen) == 1, f"{kind} {d['metadata']['name']} selects {len(chosen)} workloads"
+            if kind == "Service":
+                ports = chosen[0]["spec"]["template"]["spec"]["containers"][0]["ports"]
+                names = {p.get("name") for p in ports} | {p["containerPort"] for p in ports}
+                for port in d["spec"]["ports"]:
+                    assert port["targetPort"] in names, f"Service {d['metadata']['name']}: {port}"
+
+
+def test_the_containers_run_what_compose_runs_and_it_exists():
+    processes = [p for _, _, p in k8s_processes(k8s())]
+    for p in processes:
+        assert p.role, f"{p.source}: unrecognised command {p.argv}"
+        _check_target(p)
+
+    def roles(items: list[Process]) -> set[tuple[str, str]]:
+        return {(p.role, _option(p.argv, "-Q") or "") for p in items}
+
+    assert roles(processes) == roles(built(compose())), "the same processes as compose (less its lb)"
+
+
+def test_every_variable_is_read_by_the_code_and_the_required_ones_are_set():
+    read = code_env_names() | THIRD_PARTY_ENV
+    for _, container, p in k8s_processes(k8s()):
+        helpers = {e["name"] for e in container.get("env") or [] if "valueFrom" in e}  # downward API
+        used = {n for v in p.env.values() for n in re.findall(r"\$\(([A-Z_]+)\)", v)}
+        assert helpers <= used, f"{p.source}: {helpers - used} set from the pod but never used"
+        unknown = sorted(set(p.env) - read - helpers)
+        assert not unknown, f"{p.source} sets {unknown}, which no code reads"
+        assert set(p.env) >= REQUIRED_IN_A_CLUSTER, f"{p.source} lacks {REQUIRED_IN_A_CLUSTER - set(p.env)}"
+
+
+def _container_ports(container: dict) -> dict[str | int, int]:
+    ports: dict[str | int, int] = {}
+    for port in container.get("ports") or []:
+        ports[port["containerPort"]] = port["containerPort"]
+        if "name" in port:
+            ports[port["name"]] = port["containerPort"]
+    return ports
+
+
+def test_probe_ports_and_listen_addresses_are_container_ports():
+    for _, container, p in k8s_processes(k8s()):
+        ports = _container_ports(container)
+        for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+            spec = container.get(probe) or {}
+            for handler in ("grpc", "httpGet", "tcpSocket"):
+                if handler in spec:
+                    assert spec[handler]["port"] in ports, f"{p.source}: {probe} port {spec[handler]['port']}"
+        if p.role == "gateway":  # each address a gateway listens on for others: all interfaces, exposed
+            for name, (host, port) in gateway_listen_addresses(p.env).items():
+                if name in p.env:
+                    assert host == "0.0.0.0" and port in ports.values(), f"{p.source}: {name}={p.env[name]}"
+        for port in command_listen_ports(p.argv):
+            assert port in ports.values(), f"{p.source}: listens on {port}, not a containerPort"
+
+
+def test_each_gateway_is_reachable_on_its_own_relay_addresses():
+    docs = k8s()
+    (_, container, gateway) = next(x for x in k8s_processes(docs) if x[2].role == "gateway")
+    pod_ip = next(e for e in container["env"] if e["name"] == "POD_IP")
+    assert pod_ip["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+    service_ports = {p["port"] for p in k8s_find(docs, "Service", "gateway")[0]["spec"]["ports"]}
+    variables = gateway_address_variables()
+    relays = [
+        n for n in variables if n.endswith("_ADDR") and n.removesuffix("_ADDR") + "_ADVERTISE" in variables
+    ]
+    assert "CARAVANSERAI_RELAY_ADDR" in relays
+    listening = gateway_listen_addresses(gateway.env)
+    for name in relays:  # every relay the code serves, including any added later
+        if name not in listening:
+            continue  # no fixed port (the code picks one and advertises it beside the relay's address)
+        port = listening[name][1]
+        advertise = name.removesuffix("_ADDR") + "_ADVERTISE"
+        assert gateway.env.get(name) == f"0.0.0.0:{port}", f"{name} must listen on all interfaces"
+        assert gateway.env.get(advertise) == f"$(POD_IP):{port}", f"{advertise} must be the pod's own address"
+        assert port in _container_ports(container).values() and port in service_ports, name
+    bot_port = listening["CARAVANSERAI_GATEWAY_ADDR"][1]
+    assert bot_port in service_ports
+    assert (
+        container["readinessProbe"]["grpc"]["port"] == container["livenessProbe"]["grpc"]["port"] == bot_port
+    )
+
+
+def test_a_gateway_has_time_to_drain_and_beat_is_one():
+    docs = k8s()
+    config = k8s_find(docs, "ConfigMap")[0]["data"]
+    for workload, container, p in k8s_processes(docs):
+        if p.role == "gateway":
+            pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
+            assert pre_stop[0] == "sleep"
+            drain = float(p.env["CARAVANSERAI_GATEWAY_DRAIN_SECONDS"])
+            assert drain > 0, "SIGTERM must drain a gateway"
+            assert p.stop_grace >= float(pre_stop[1]) + drain + 5, (p.stop_grace, pre_stop, drain)
+            assert workload["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+        if p.role == "worker" and _option(p.argv, "-Q") == "matches":
+            compose_worker = next(c for c in compose() if c.name == "worker")
+            assert p.stop_grace >= compose_worker.stop_grace  # the warm shutdown compose gives it
+        if p.role == "beat":
+            assert workload["spec"]["replicas"] == 1 and workload["spec"]["strategy"]["type"] == "Recreate"
+    assert config["CARAVANSERAI_GATEWAY_DRAIN_SECONDS"]
+    budgets = {
+        d["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"]
+        for d in k8s_find(docs, "PodDisruptionBudget")
+    }
+    assert {"gateway", "worker"} <= budgets
+
+
+def test_resource_requests_follow_the_capacity_model():
+    """The requests cover infra/README.md's measured figures: a worker process 130 MB plus 0.35 MB per match
+    in flight, a gateway 90 MB, each planned at 0.7 of a core (read from the README, not copied)."""
+    text = README.read_text()
+    per_process, per_match = map(
+        float, re.search(r"(\d+) MB per process \+ ([\d.]+) MB per match", text).groups()
+    )
+    gateway_mb = float(re.search(r"\| gateway memory \| (\d+) MB", text).group(1))
+    core_share = float(re.search(r"plan a process at ([\d.]+) of\s+its one core", text).group(1))
+    for _, container, p in k8s_processes(k8s()):
+        requests = container["resources"]["requests"]
+        assert {"cpu", "memory"} <= set(requests), p.source
+        memory, cpu = _memory_mb(requests["memory"]), _cpu(requests["cpu"])
+        if p.role == "worker" and _option(p.argv, "-Q") == "matches":
+            in_flight = int(p.env.get("CARAVANSERAI_MATCHES_PER_WORKER", "64"))
+            assert memory >= per_process + per_match * in_flight, (p.source, memory)
+            assert cpu == core_share, p.source
+        if p.role == "gateway":
+            assert memory >= gateway_mb and cpu == core_share, p.source
+        if limit := container["resources"].get("limits", {}).get("memory"):
+            assert _memory_mb(limit) >= memory
