@@ -8,6 +8,7 @@ from ladder.accounts import apis as accounts
 from ladder.bots import apis as bots
 from ladder.bots import version_apis as bot_versions
 from ladder.core.root import ApiRootApi
+from ladder.hosting import apis as hosting
 from ladder.ladders import apis as ladders
 from ladder.matches import apis as matches
 from ladder.ratings import apis as ratings
@@ -51,6 +52,10 @@ urlpatterns = [
     path("bots/<int:bot_id>/ratings/", bots.BotRatingsApi.as_view(), name="bot-ratings"),
     path("bots/<int:bot_id>/history/", bots.BotHistoryApi.as_view(), name="bot-history"),
     path("bots/<int:bot_id>/versions/", bot_versions.BotVersionsApi.as_view(), name="bot-versions"),
+    path("bots/<int:bot_id>/hosted/", hosting.HostedStatusApi.as_view(), name="bot-hosted"),
+    path(
+        "bots/<int:bot_id>/hosted/versions/", hosting.HostedVersionsApi.as_view(), name="bot-hosted-versions"
+    ),
     path("bots/<int:bot_id>/head-to-head/", ratings.BotHeadToHeadApi.as_view(), name="bot-head-to-head"),
     path("bots/<int:bot_id>/compare/<int:other_id>/", ratings.BotCompareApi.as_view(), name="bot-compare"),
     path("matches/", matches.MatchListApi.as_view(), name="match-list"),

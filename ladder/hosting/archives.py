@@ -138,7 +138,7 @@ def _read_zip(data: bytes, collector: _Collector) -> None:
                     raise ArchiveError("archive", f"member {info.filename!r} is encrypted")
                 if info.is_dir() or name is None:
                     continue
-                if mode and not stat.S_ISREG(mode):
+                if stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: no Unix type (made on Windows)
                     raise ArchiveError("archive", f"member {info.filename!r} is not a regular file")
                 collector.reserve(name, info.file_size)
                 collector.store(name, info.file_size, archive.read(info))

@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "ladder.replays",
     "ladder.web",
     "ladder.tournaments",
+    "ladder.hosting",
 ]
 
 MIDDLEWARE = [
@@ -247,6 +248,21 @@ LADDER_PRACTICE_MAX_OPEN = env_int(env, "LADDER_PRACTICE_MAX_OPEN", 3, minimum=0
 LADDER_PRACTICE_HOUSE_POLICIES = tuple(
     env_list(env, "LADDER_PRACTICE_HOUSE_POLICIES", "random,greedy,search")
 )
+# Hosted bots (`ladder.hosting`, the `bot_host` service; infra/README.md, "Hosted bots"): the upload limits,
+# then the bot host's: processes per machine, the sandbox tool, each process's limits, the gateway's socket.
+HOSTING_ARCHIVE_MAX_BYTES = env_int(env, "HOSTING_ARCHIVE_MAX_BYTES", 2 << 20, minimum=1024)
+HOSTING_ARCHIVE_MAX_UNPACKED_BYTES = env_int(env, "HOSTING_ARCHIVE_MAX_UNPACKED_BYTES", 16 << 20, minimum=1024)
+HOSTING_ARCHIVE_MAX_FILES = env_int(env, "HOSTING_ARCHIVE_MAX_FILES", 200, minimum=2)
+BOT_HOST_PROCESSES = env_int(env, "CARAVANSERAI_BOT_HOST_PROCESSES", 8, minimum=1)
+BOT_HOST_SANDBOX = env_str(env, "CARAVANSERAI_BOT_HOST_SANDBOX", "/usr/bin/bwrap")
+BOT_HOST_CPU_SECONDS = env_int(env, "CARAVANSERAI_BOT_HOST_CPU_SECONDS", 3600, minimum=1)
+BOT_HOST_MEMORY_MB = env_int(env, "CARAVANSERAI_BOT_HOST_MEMORY_MB", 1024, minimum=64)
+BOT_HOST_PROCESS_LIMIT = env_int(env, "CARAVANSERAI_BOT_HOST_NPROC", 64, minimum=4)
+BOT_HOST_FILE_MB = env_int(env, "CARAVANSERAI_BOT_HOST_FILE_MB", 16, minimum=1)
+BOT_HOST_TMP_MB = env_int(env, "CARAVANSERAI_BOT_HOST_TMP_MB", 64, minimum=1)
+BOT_HOST_UID_BASE = env_int(env, "CARAVANSERAI_BOT_HOST_UID_BASE", 61000, minimum=1000)
+BOT_HOST_STATE_DIR = Path(env_str(env, "CARAVANSERAI_BOT_HOST_STATE_DIR", str(VAR_DIR / "bot_host")))
+BOT_HOST_GATEWAY_SOCKET = env_str(env, "CARAVANSERAI_GATEWAY_UDS", str(VAR_DIR / "gateway" / "bot.sock"))
 # The key of every derived seed (house bots', tournament tables'): `ladder.matches.seeds`.
 CARAVANSERAI_SEED_SECRET = env_str(
     env, "CARAVANSERAI_SEED_SECRET", hashlib.sha256(f"caravanserai-seeds:{SECRET_KEY}".encode()).hexdigest()

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class HostingConfig(AppConfig):
+    name = "ladder.hosting"
+    label = "hosting"
