@@ -20,17 +20,12 @@ from engine_service.games.mp2.rules import (
     BLUE,
     BOOK_OF,
     CARD_SLOTS,
-    ISABELLA_FACE,
-    ISABELLA_PAIR,
     KHAN_SLOTS,
-    MONGKE_OASIS_VP,
     ROUNDS,
     SPECIAL_SPACES,
     TRAVEL1_COINS,
     TRAVEL_CAP,
-    UPGRADE,
     Mp2State,
-    tok_value,
 )
 from engine_service.games.mp2.tables import (
     BOOKS,
@@ -43,9 +38,12 @@ from engine_service.games.mp2.tables import (
     CONTRACT_CITIES,
     CONTRACTS,
     GOALS,
+    ISABELLA_FACE,
+    ISABELLA_PAIR,
     MARKER_CITIES,
     MARKERS,
     MILESTONES,
+    MONGKE_OASIS_VP,
     NODES,
     OFFER_TILES,
     OUTPOST_CITIES,
@@ -56,6 +54,8 @@ from engine_service.games.mp2.tables import (
     SEALS,
     SHIELD_TRACK,
     SPECIAL_CITIES,
+    UPGRADE,
+    tok_value,
 )
 
 # --- names ---------------------------------------------------------------------------------------------------

@@ -14,9 +14,7 @@ each effect is a copy.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from itertools import combinations, product
 from typing import Any
 
 from engine_service.games.base import Action, GameResult, JsonDict
@@ -31,23 +29,70 @@ from engine_service.games.common.dice import (
     remove_tokens,
     roll,
 )
-from engine_service.games.common.effects import AutoEffect, ChoiceEffect, EffectStackState, Handler
-from engine_service.games.common.resources import can_afford_with, gain, max_times_with, pay_with
+from engine_service.games.common.effects import EffectBase, Phase
+from engine_service.games.common.family import GOOD_PAIRS, Draft, FamilyState, Good, Goods2, simple
+from engine_service.games.common.resources import can_afford_with, gain, pay_with
+from engine_service.games.mp2.effects import (
+    EFFECTS,
+    CaravanGood,
+    CaravanGoodEffect,
+    CaravanHome,
+    CaravanHomeEffect,
+    CardBonus,
+    CardEffect,
+    CityContract,
+    CityContractEffect,
+    Comp,
+    CountEffect,
+    DicePick,
+    DicePickEffect,
+    DieBonus,
+    DieBonusEffect,
+    DonataPick,
+    Exchange,
+    FirstRound,
+    Income,
+    Isabella,
+    KeepGoal,
+    Load,
+    MailinDouble,
+    Offer,
+    OfferEffect,
+    OtherMarker,
+    Pick,
+    PickEffect,
+    PileContract,
+    Posts,
+    PostsEffect,
+    Relocate,
+    RelocateEffect,
+    Repeat,
+    ReturnTile,
+    ReturnTileEffect,
+    RewardContract,
+    SealPick,
+    SealPickEffect,
+    StartGame,
+    marker_effect,
+    move_effect,
+    reward_effect,
+)
 from engine_service.games.mp2.scoring import final_scores
 from engine_service.games.mp2.tables import (
     BASE_CHARACTERS,
     BEIJING,
     BOOKS,
     CARAVAN_CHARACTERS,
-    CARAVAN_SELL_VP,
     CARD_CITIES,
     CITIES_OF_SHIELD,
     CITY_CARDS,
     COLOURS,
     CONTRACT_CITIES,
     CONTRACTS,
+    FIGURE_VALUE,
     GOALS,
     GOODS,
+    ISABELLA_FACE,
     MARKER_CITIES,
     MARKERS,
     MILESTONES,
@@ -57,7 +102,6 @@ from engine_service.games.mp2.tables import (
     OFFER_TILES,
     OUTPOST_CITIES,
     OUTPOSTS,
-    POST_CITIES,
     REGULAR_CONTRACTS,
     RESOURCES,
     ROUTE_SEAL,
@@ -69,12 +113,12 @@ from engine_service.games.mp2.tables import (
     START_CONTRACTS,
     WILD,
     WILD_COVERS,
+    tok_value,
 )
 from engine_service.games.rng import ChanceRng
 
 ROUNDS = 5
 STEP_CAP = 12000
-EVENTS_KEPT = 24
 START_COINS = 8
 START_CAMELS = 3
 COLOUR_DICE = 5
@@ -83,7 +127,6 @@ KHAN_SLOTS = 4
 GOAL_OFFER = 3
 BLACK_DICE = {2: 4, 3: 5, 4: 6}
 BLACK_DIE_CAMELS = 3
-FIGURE_VALUE = 6
 NUMERALS = ("I", "II", "III")
 PRIVATE_FIELDS = ("goals", "goal_offers", "pile", "card_deck", "offer_piles", "offer_box")
 
@@ -119,63 +162,6 @@ MAIN_ORDER = (
     *SPECIAL_SPACES,
     *(f"card-{slot}" for slot in CARD_SLOTS),
 )
-CHOICE_EFFECTS = frozenset(
-    {
-        "die_bonus",
-        "dice_pick",
-        "draft",
-        "keep_goal",
-        "donata_pick",
-        "comp",
-        "isabella",
-        "mailin_double",
-        "other_marker",
-        "good",
-        "goods2",
-        "offer",
-        "seal_pick",
-        "move",
-        "extra_post",
-        "relocate",
-        "mongke",
-        "pick",
-        "discard_old",
-        "city_contract",
-        "pile_full",
-        "reward_contract",
-        "repeat",
-        "exchange",
-        "card_bonus",
-        "load",
-        "caravan_move",
-        "caravan_good",
-        "return_tile",
-    }
-)
-GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
-UPGRADE = {"pepper": "silk", "silk": "gold"}
-ISABELLA_FACE = {
-    1: {"coins": 2},
-    6: {"coins": 2},
-    2: {"vp": 1},
-    5: {"vp": 1},
-    3: {"camels": 1},
-    4: {"camels": 1},
-}
-ISABELLA_PAIR = {
-    1: {"jade": 1},
-    6: {"jade": 1},
-    2: {"silk": 1},
-    5: {"silk": 1},
-    3: {"gold": 1},
-    4: {"gold": 1},
-}
-MONGKE_OASIS_VP = 3
-
-
-def tok_value(tok: str) -> int:
-    """A die token's value; a Donata figure token ("F<colour>") is a value-6 die."""
-    return FIGURE_VALUE if tok[0] == "F" else int(tok[1:])
 
 
 def _links_of(node: str, mongke: bool) -> list[tuple[tuple[str, ...], tuple[int, int, int], tuple[str, ...]]]:
@@ -217,36 +203,10 @@ def _pareto_add(
     ways.append((cost, path))
 
 
-class _Choice(ChoiceEffect["Mp2State", dict[str, Any]]):
-    """A choice kind still resolved by the state's `_effect_actions` / `_resolve` chains."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind  # type: ignore[misc]
-
-    def actions(self, state: Mp2State, effect: dict[str, Any]) -> list[Action]:
-        return state._effect_actions(effect)
-
-    def resolve(self, state: Mp2State, effect: dict[str, Any], action: Action) -> None:
-        state._resolve(effect, action)
-
-    def abandon(self, state: Mp2State, effect: dict[str, Any]) -> None:
-        state._abandon(effect)
-
-
-class _Auto(AutoEffect["Mp2State", dict[str, Any]]):
-    def run(self, state: Mp2State, effect: dict[str, Any]) -> None:
-        state._auto(effect)
-
-
-class _Effects(dict[str, Handler]):
-    def __missing__(self, kind: str) -> Handler:
-        return _Auto()
-
-
-class Mp2State(EffectStackState):
+class Mp2State(FamilyState):
     """One game of Marco Polo II. Everything mutable lives in plain JSON-able attributes."""
 
-    EFFECTS = _Effects({kind: _Choice(kind) for kind in CHOICE_EFFECTS})
+    EFFECTS = EFFECTS
     STEP_CAP = STEP_CAP
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
@@ -288,7 +248,7 @@ class Mp2State(EffectStackState):
         self.next_first: int | None = None
         self.travel_rank = 0
         self.turn_seat = 0
-        self.phase = "setup"  # setup | play | over
+        self.phase: str = Phase.SETUP
         self.main_done = False
         self.black_bought = False
         self.posts_this_turn: list[str] = []
@@ -357,9 +317,9 @@ class Mp2State(EffectStackState):
         self.draft_pool = sorted(pool[: n + 1])
         # The last player picks first, then counter-clockwise; then everyone keeps one goal card.
         last = (self.first_player - 1) % n
-        effects: list[dict[str, Any]] = [{"t": "draft", "seat": (last - i) % n} for i in range(n)]
-        effects += [{"t": "keep_goal", "seat": seat} for seat in self._order_from(self.first_player)]
-        effects.append({"t": "start_game", "seat": self.first_player})
+        effects: list[EffectBase] = [simple(Draft.kind, (last - i) % n) for i in range(n)]
+        effects += [simple(KeepGoal.kind, seat) for seat in self._order_from(self.first_player)]
+        effects.append(simple(StartGame.kind, self.first_player))
         self._push(effects)
         self._run()
 
@@ -373,9 +333,7 @@ class Mp2State(EffectStackState):
                 donata = seat
         self._log({"event": "setup", "characters": list(self.chars)})
         if donata is not None:
-            self._push(
-                [{"t": "donata_pick", "seat": donata}, {"t": "first_round", "seat": self.first_player}]
-            )
+            self._push([simple(DonataPick.kind, donata), simple(FirstRound.kind, self.first_player)])
         else:
             self._start_round()
 
@@ -384,14 +342,6 @@ class Mp2State(EffectStackState):
         return [c for c in range(len(COLOURS)) if not (c < self.num_players and self.chars[c] == "mailin")]
 
     # --- small helpers ----------------------------------------------------------------------------------
-    def _log(self, event: JsonDict) -> None:
-        self.events.append({"round": self.round, **event})
-        if len(self.events) > EVENTS_KEPT:
-            del self.events[: len(self.events) - EVENTS_KEPT]
-
-    def _order_from(self, first: int) -> list[int]:
-        return [(first + i) % self.num_players for i in range(self.num_players)]
-
     def _gain(self, seat: int, bundle: Mapping[str, int], times: int = 1) -> None:
         gain(self.res[seat], bundle, times)
         jade = bundle.get("jade", 0) * times
@@ -454,34 +404,34 @@ class Mp2State(EffectStackState):
         for seat in range(n):
             self.dice[seat] = sorted(roll(self.rng, COLOUR) for _ in range(COLOUR_DICE))
         self._log({"event": "round", "first_player": self.first_player, "dice": [list(d) for d in self.dice]})
-        effects: list[dict[str, Any]] = []
+        effects: list[EffectBase] = []
         for seat in self._order_from(self.first_player):
-            effects.append({"t": "income", "seat": seat})
+            effects.append(simple(Income.kind, seat))
             total = sum(tok_value(t) for t in self.dice[seat])
             if total < 15:
-                effects.append({"t": "comp", "seat": seat, "n": 15 - total})
+                effects.append(CountEffect(t=Comp.kind, seat=seat, n=15 - total))
             if self.chars[seat] == "isabella":
-                effects.append({"t": "isabella", "seat": seat})
-        self.phase = "play"
+                effects.append(simple(Isabella.kind, seat))
+        self.phase = Phase.PLAY
         self.turn_seat = self.first_player
         self._begin_turn()
         self._push(effects)
 
     def _income(self, seat: int) -> None:
         """Round-start "!" bonuses: bonus markers of post cities, special cities, character, improved seals."""
-        effects: list[dict[str, Any]] = []
+        effects: list[EffectBase] = []
         if self.chars[seat] == "abha":
             self._gain(seat, {"coins": 2})
         for city in self.marker_cities_of(seat):
-            effects.append({"t": "marker", "seat": seat, "marker": self.markers[city]})
+            effects.append(marker_effect(seat, self.markers[city]))
         for city, data in SPECIAL_CITIES.items():
             if city in self.posts[seat]:
-                effects.append({"t": "reward", "seat": seat, "r": data["bonus"]})
+                effects.append(reward_effect(seat, data["bonus"]))
         for seal in SEAL_NAMES:
             if self.improved(seat, seal):
-                effects.append({"t": "reward", "seat": seat, "r": SEALS[seal]["bonus"]})
+                effects.append(reward_effect(seat, SEALS[seal]["bonus"]))
         if self.chars[seat] == "mailin" and self._double_choices(seat):
-            effects.append({"t": "mailin_double", "seat": seat})
+            effects.append(simple(MailinDouble.kind, seat))
         self._push(effects)
 
     def _double_choices(self, seat: int) -> list[str]:
@@ -539,20 +489,13 @@ class Mp2State(EffectStackState):
         for seat, parts in enumerate(breakdown):
             self.res[seat]["vp"] += int(parts["total"])
         self.final = breakdown
-        self.phase = "over"
+        self.phase = Phase.OVER
         self.pending = []
         self.end_reason = reason
         self._log({"event": "game_end", "reason": reason})
 
     def _turn_is_over(self, seat: int) -> bool:
         return not self.dice[seat] and len(self._turn_actions(seat)) == 1
-
-    def _abandon(self, effect: dict[str, Any]) -> None:
-        """A choice effect with no possible action ends; movements still settle what was walked."""
-        if effect["t"] == "move" and int(effect["taken"]) > 0:
-            self._finish_move(effect)
-        elif effect["t"] == "pick" and effect["taken"]:
-            self._finish_pick(int(effect["seat"]), list(effect["taken"]))
 
     # --- the turn menu ----------------------------------------------------------------------------------
     def _turn_actions(self, seat: int) -> list[Action]:
@@ -669,12 +612,16 @@ class Mp2State(EffectStackState):
             self._end_turn()
         elif aid == "bag":
             self._push(
-                [{"t": "die_bonus", "seat": seat, "bonus": "bag", "as_action": bool(details["as_action"])}]
+                [
+                    DieBonusEffect(
+                        t=DieBonus.kind, seat=seat, bonus="bag", as_action=bool(details["as_action"])
+                    )
+                ]
             )
         elif aid in ("reroll", "adjust"):
-            self._push([{"t": "die_bonus", "seat": seat, "bonus": aid, "as_action": False}])
+            self._push([DieBonusEffect(t=DieBonus.kind, seat=seat, bonus=aid, as_action=False)])
         elif aid.count(":") == 1 and aid.startswith("place:"):
-            self._push([{"t": "dice_pick", "seat": seat, "space": details["space"]}])
+            self._push([DicePickEffect(t=DicePick.kind, seat=seat, space=str(details["space"]))])
         elif aid == "black":
             self._pay(seat, {"camels": BLACK_DIE_CAMELS})
             self.black_bought = True
@@ -948,22 +895,22 @@ class Mp2State(EffectStackState):
         else:
             self.brown[name] = [entries[0][0], entries[0][1][0]]
         if dice and occupied and self.chars[seat] == "donata":
-            self._push([{"t": "reward", "seat": seat, "r": {"camels": 2}}])
+            self._push([reward_effect(seat, {"camels": 2})])
         if name in BOOK_OF:
             numeral = BOOK_OF[name]
-            self._push([{"t": "offer", "seat": seat, "book": numeral}])
+            self._push([OfferEffect(t=Offer.kind, seat=seat, book=numeral)])
         elif name == "khan":
             self._gain(seat, {"coins": 4, "camels": 2})
         elif name == "seals":
-            self._push([{"t": "seal_pick", "seat": seat, "tier": strength}])
+            self._push([SealPickEffect(t=SealPick.kind, seat=seat, tier=strength)])
         elif name in TRAVEL_RANK:
             rank = 1 if self.chars[seat] == "gantulga" else TRAVEL_RANK[name]
             if rank >= self.travel_rank:
                 self.travel_rank = rank
                 self.next_first = seat
-            self._push([self._move_effect(seat, name, min(TRAVEL_CAP[name], strength), {}, optional=False)])
+            self._push([move_effect(seat, name, min(TRAVEL_CAP[name], strength), {}, optional=False)])
         elif name == "contracts":
-            self._push([{"t": "pick", "seat": seat, "taken": []}])
+            self._push([PickEffect(t=Pick.kind, seat=seat, taken=[])])
         elif name in SPECIAL_SPACES:
             self._use_special(seat, name, strength)
         else:
@@ -972,13 +919,13 @@ class Mp2State(EffectStackState):
     def _use_special(self, seat: int, name: str, die: int) -> None:
         city = name.split("-")[0]
         data = SPECIAL_CITIES[city]
-        effects: list[dict[str, Any]] = [{"t": "reward", "seat": seat, "r": data["action"]}]
+        effects: list[EffectBase] = [reward_effect(seat, data["action"])]
         if self.improved(seat, data["seal"]):
             if self.options["special_city_repeat"] == "by_die":
                 times = 1 if die <= 3 else 2
             else:
                 times = int(name.split("-")[1])
-            effects += [{"t": "reward", "seat": seat, "r": SEALS[data["seal"]]["bonus"]}] * times
+            effects += [reward_effect(seat, SEALS[data["seal"]]["bonus"])] * times
         self._push(effects)
 
     def _use_card(self, seat: int, card: str, die: int) -> None:
@@ -993,16 +940,16 @@ class Mp2State(EffectStackState):
             count = len(self.done[seat]) if data["of"] == "contracts" else len(self.posts[seat])
             self._gain(seat, data["gain"], min(die, count))
         elif kind == "city_bonus":
-            self._push([{"t": "card_bonus", "seat": seat, "n": int(data["table"][die - 1])}])
+            self._push([CountEffect(t=CardBonus.kind, seat=seat, n=int(data["table"][die - 1]))])
         elif kind == "exchange":
-            self._push([{"t": "exchange", "seat": seat, "card": card, "max": die}])
+            self._push([CardEffect(t=Exchange.kind, seat=seat, card=card, max=die)])
         elif kind == "seal":
             self._pay(seat, data["cost"])
-            self._push([{"t": "seal_pick", "seat": seat, "tier": die}])
+            self._push([SealPickEffect(t=SealPick.kind, seat=seat, tier=die)])
         elif kind == "move":
-            self._push([self._move_effect(seat, "card", die, data["per_step"], optional=False)])
+            self._push([move_effect(seat, "card", die, data["per_step"], optional=False)])
         elif kind == "repeat":
-            self._push([{"t": "repeat", "seat": seat, "card": card, "max": die}])
+            self._push([CardEffect(t=Repeat.kind, seat=seat, card=card, max=die)])
         else:  # pragma: no cover
             raise AssertionError(kind)
 
@@ -1010,471 +957,23 @@ class Mp2State(EffectStackState):
     def _reward(self, seat: int, reward: Mapping[str, int]) -> None:
         """Gain a reward bundle; its choices (goods, moves, contracts, ...) become effects resolved next."""
         self._gain(seat, {k: v for k, v in reward.items() if k in RESOURCES})
-        effects: list[dict[str, Any]] = []
-        effects += [{"t": "good", "seat": seat}] * reward.get("good_choice", 0)
-        effects += [{"t": "goods2", "seat": seat}] * reward.get("diff2", 0)
-        effects += [{"t": "other_marker", "seat": seat}] * reward.get("other_marker", 0)
+        effects: list[EffectBase] = []
+        effects += [simple(Good.kind, seat)] * reward.get("good_choice", 0)
+        effects += [simple(Goods2.kind, seat)] * reward.get("diff2", 0)
+        effects += [simple(OtherMarker.kind, seat)] * reward.get("other_marker", 0)
         for _ in range(reward.get("black_die", 0)):
             self._take_black_die(seat)
         if reward.get("shield"):
             self.extra_shields[seat] += int(reward["shield"])
-        effects += [{"t": "pile_contract", "seat": seat}] * reward.get("contract_pile", 0)
-        effects += [{"t": "reward_contract", "seat": seat}] * reward.get("contract_city", 0)
+        effects += [simple(PileContract.kind, seat)] * reward.get("contract_pile", 0)
+        effects += [simple(RewardContract.kind, seat)] * reward.get("contract_city", 0)
         if reward.get("move"):
-            effects.append(self._move_effect(seat, "reward", int(reward["move"]), {}, optional=True))
+            effects.append(move_effect(seat, "reward", int(reward["move"]), {}, optional=True))
         self._push(effects)
-
-    def _auto(self, effect: dict[str, Any]) -> None:
-        kind = effect["t"]
-        seat = int(effect["seat"])
-        if kind == "start_game":
-            self._start_game()
-        elif kind == "first_round":
-            self._start_round()
-        elif kind == "income":
-            self._income(seat)
-        elif kind == "reward":
-            self._reward(seat, effect["r"])
-        elif kind == "marker":
-            self._log({"event": "city_bonus", "seat": seat, "marker": effect["marker"]})
-            self._reward(seat, MARKERS[effect["marker"]])
-        elif kind == "pile_contract":
-            card = self._draw_pile()
-            if card is None:
-                self._log({"event": "contract_pile_empty", "seat": seat})
-            elif len(self.active[seat]) < 2:
-                self.active[seat] = [*self.active[seat], card]
-                self._log({"event": "pile_contract", "seat": seat, "contract": card})
-            else:
-                self._push([{"t": "pile_full", "seat": seat, "new": card}])
-        elif kind == "place_new":
-            self.active[seat] = [*self.active[seat], *effect["cards"]]
-            self._gain(seat, {"coins": int(effect.get("coins", 0))})
-        elif kind == "posts":
-            self._place_posts(effect)
-        elif kind == "caravan_home":
-            self._caravan_home(seat, int(effect["caravan"]), effect.get("tile"))
-        else:  # pragma: no cover
-            raise AssertionError(kind)
 
     # --- choice effects ---------------------------------------------------------------------------------
-    def _effect_actions(self, effect: dict[str, Any]) -> list[Action]:
-        kind = effect["t"]
-        seat = int(effect["seat"])
-        res = self.res[seat]
-        if kind == "die_bonus":
-            return self._die_bonus_actions(seat, str(effect["bonus"]), bool(effect["as_action"]))
-        if kind == "dice_pick":
-            return self._placements(seat, only=str(effect["space"]))
-        if kind == "draft":
-            return [Action(f"pick:{key}", "character", {"character": key}) for key in self.draft_pool]
-        if kind == "keep_goal":
-            return [Action(f"keep:{g}", "goal", {"goal": g}) for g in self.goal_offers[seat]]
-        if kind == "donata_pick":
-            colours = self.donata_colours(seat)
-            return [
-                Action(f"figures:{'+'.join(COLOURS[c] for c in trio)}", "figures", {"colours": list(trio)})
-                for trio in combinations(colours, 3)
-            ]
-        if kind == "comp":
-            n = int(effect["n"])
-            return [
-                Action(f"comp:{c}coins+{n - c}camels", "compensation", {"coins": c, "camels": n - c})
-                for c in range(n, -1, -1)
-            ]
-        if kind == "isabella":
-            return self._isabella_actions(seat)
-        if kind == "mailin_double":
-            return [Action(f"double:{city}", "double", {"city": city}) for city in self._double_choices(seat)]
-        if kind == "other_marker":
-            return [
-                Action(f"marker:{m}", "city_bonus", {"marker": m})
-                for m in sorted(set(self.markers.values()))
-                if MARKERS[m].get("other_marker") is None
-            ]
-        if kind == "good":
-            return [Action(f"good:{g}", "good", {"good": g}) for g in GOODS]
-        if kind == "goods2":
-            return [Action(f"goods:{a}+{b}", "goods", {"goods": [a, b]}) for a, b in GOOD_PAIRS]
-        if kind == "offer":
-            book = BOOKS[effect["book"]]
-            tile = OFFER_TILES[self.offer_now[effect["book"]]]
-            actions = [
-                Action("offer:free1", "offer", {"jade": 0, "gain": book["free"][0]}),
-                Action("offer:free2", "offer", {"jade": 0, "gain": book["free"][1]}),
-            ]
-            if res["jade"] >= 1:
-                actions.append(
-                    Action("offer:jade1", "offer", {"jade": 1, "gain": tile["jade1"], "tile": tile["id"]})
-                )
-            if res["jade"] >= 2:
-                actions.append(
-                    Action("offer:jade2", "offer", {"jade": 2, "gain": tile["jade2"], "tile": tile["id"]})
-                )
-            return actions
-        if kind == "seal_pick":
-            return [
-                Action(f"seal:{s}", "seal", {"seal": s, "jade": SEALS[s]["jade"]})
-                for s in self._seal_choices(seat, int(effect["tier"]))
-            ]
-        if kind == "move":
-            return self._move_actions(seat, effect)
-        if kind == "extra_post":
-            return [Action("extra:none", "post", {"city": None})] + [
-                Action(f"extra:{city}", "post", {"city": city}) for city in effect["candidates"]
-            ]
-        if kind == "relocate":
-            return [
-                Action(f"relocate:{city}", "relocate", {"from": city, "to": effect["node"]})
-                for city in sorted(self.posts[seat])
-                if city != effect["node"]
-            ]
-        if kind == "mongke":
-            n = int(effect["n"])
-            return [
-                Action(f"oasis:{c}coins+{n - c}camels", "oasis", {"coins": 2 * c, "camels": n - c})
-                for c in range(n, -1, -1)
-            ]
-        if kind == "pick":
-            taken = [tuple(t) for t in effect["taken"]]
-            actions = [Action("done", "contracts", {"taken": effect["taken"]})] if taken else []
-            limit = 1 if self.chars[seat] == "vidal" else 2
-            if len(taken) < limit:
-                for city, slot in self._available_contracts(seat):
-                    if (city, slot) not in taken:
-                        cid = self.contract_spaces[city][slot - 1]
-                        actions.append(
-                            Action(
-                                f"take:{city}:{slot}",
-                                "contracts",
-                                {"city": city, "slot": slot, "contract": cid},
-                            )
-                        )
-            return actions
-        if kind == "discard_old":
-            return [
-                Action(f"discard:{c}", "contract", {"discard": c})
-                for c in effect["old"]
-                if c in self.active[seat]
-            ]
-        if kind in ("city_contract", "reward_contract"):
-            actions = [Action("decline", "contract", {})]
-            if kind == "city_contract":
-                city = str(effect["city"])
-                places = [(city, s + 1) for s, c in enumerate(self.contract_spaces[city]) if c is not None]
-            else:
-                places = self._available_contracts(seat)
-            for city, slot in places:
-                cid = self.contract_spaces[city][slot - 1]
-                actions.append(
-                    Action(
-                        f"contract:take:{city}:{slot}",
-                        "contract",
-                        {"city": city, "slot": slot, "contract": cid},
-                    )
-                )
-            return actions
-        if kind == "pile_full":
-            new = str(effect["new"])
-            actions = [Action("decline", "contract", {"contract": new, "keep": False})]
-            for old in self.active[seat]:
-                actions.append(Action(f"discard:{old}", "contract", {"contract": new, "discard": old}))
-            return actions
-        if kind == "repeat":
-            data = CITY_CARDS[str(effect["card"])]
-            most = max_times_with(res, data["cost"], WILD, WILD_COVERS, int(effect["max"]))
-            return [
-                Action(f"times:{k}", "card", {"card": effect["card"], "times": k}) for k in range(1, most + 1)
-            ]
-        if kind == "exchange":
-            data = CITY_CARDS[str(effect["card"])]
-            actions = []
-            for option in data["options"]:
-                for k in range(1, int(effect["max"]) + 1):
-                    if not self._can_give(seat, option["give"], k):
-                        break
-                    actions.append(
-                        Action(
-                            f"ex:{option['name']}:{k}",
-                            "card",
-                            {"give": option["give"], "get": option["get"], "times": k},
-                        )
-                    )
-            return actions
-        if kind == "card_bonus":
-            mine = self._bonus_cities(seat)
-            actions = [Action(f"city:{c}", "card", {"cities": [c]}) for c in mine]
-            if int(effect["n"]) >= 2:
-                actions += [
-                    Action(f"city:{a}+{b}", "card", {"cities": [a, b]}) for a, b in combinations(mine, 2)
-                ]
-            return actions
-        if kind == "load":
-            return self._load_actions(seat)
-        if kind == "caravan_move":
-            return self._caravan_move_actions(seat, effect)
-        if kind == "caravan_good":
-            good = str(effect["goods"][0])
-            actions = [Action(f"double:{good}", "caravan", {"good": good, "use": "double"})]
-            if good in UPGRADE:
-                actions.append(Action(f"upgrade:{good}", "caravan", {"good": good, "use": "upgrade"}))
-            actions.append(
-                Action(f"sell:{good}", "caravan", {"good": good, "use": "sell", "vp": CARAVAN_SELL_VP[good]})
-            )
-            return actions
-        if kind == "return_tile":
-            return [Action(f"return:{t}", "caravan", {"tile": t}) for t in effect["tiles"]]
-        raise AssertionError(kind)  # pragma: no cover
-
-    def _isabella_actions(self, seat: int) -> list[Action]:
-        counts = Counter(tok_value(t) for t in self.dice[seat] if kind_of(t) == COLOUR)
-        values = sorted(v for v, c in counts.items() if c >= 2)
-        actions = []
-        for ks in product(*(range(counts[v] // 2 + 1) for v in values)):
-            chosen = {v: k for v, k in zip(values, ks, strict=True) if k}
-            name = "+".join(f"{k}x{v}" for v, k in sorted(chosen.items())) or "none"
-            actions.append(
-                Action(f"pairs:{name}", "isabella", {"pairs": {str(v): k for v, k in chosen.items()}})
-            )
-        return actions
-
-    def _resolve(self, effect: dict[str, Any], action: Action) -> None:
-        kind = effect["t"]
-        seat = int(effect["seat"])
-        res = self.res[seat]
-        details = action.details
-        if kind in ("die_bonus", "dice_pick"):
-            self.pending.pop(0)
-            self._turn_apply(seat, action)
-        elif kind == "draft":
-            self.pending.pop(0)
-            key = str(details["character"])
-            self.chars[seat] = key
-            self.draft_pool = [k for k in self.draft_pool if k != key]
-            self._log({"event": "draft", "seat": seat, "character": key})
-        elif kind == "keep_goal":
-            self.pending.pop(0)
-            self.goals[seat] = str(details["goal"])
-            self._log({"event": "goal_kept", "seat": seat})
-        elif kind == "donata_pick":
-            self.pending.pop(0)
-            self.spare_figs[seat] = [int(c) for c in details["colours"]]
-            self._log({"event": "figures", "seat": seat, "colours": list(details["colours"])})
-        elif kind == "comp":
-            self.pending.pop(0)
-            self._gain(seat, {"coins": int(details["coins"]), "camels": int(details["camels"])})
-        elif kind == "isabella":
-            self.pending.pop(0)
-            pairs = {int(v): int(k) for v, k in details["pairs"].items()}
-            for value, k in pairs.items():
-                self._gain(seat, ISABELLA_PAIR[value], k)
-            singles = Counter(tok_value(t) for t in self.dice[seat])
-            for value, k in pairs.items():
-                singles[value] -= 2 * k
-            for value, count in singles.items():
-                self._gain(seat, ISABELLA_FACE[value], count)
-        elif kind == "mailin_double":
-            self.pending.pop(0)
-            city = str(details["city"])
-            if city in SPECIAL_CITIES:
-                self._push([{"t": "reward", "seat": seat, "r": SPECIAL_CITIES[city]["bonus"]}])
-            else:
-                self._push([{"t": "marker", "seat": seat, "marker": self.markers[city]}])
-        elif kind == "other_marker":
-            self.pending.pop(0)
-            self._push([{"t": "marker", "seat": seat, "marker": str(details["marker"])}])
-        elif kind == "good":
-            self.pending.pop(0)
-            self._gain(seat, {str(details["good"]): 1})
-        elif kind == "goods2":
-            self.pending.pop(0)
-            for g in details["goods"]:
-                self._gain(seat, {str(g): 1})
-        elif kind == "offer":
-            self.pending.pop(0)
-            if int(details["jade"]):
-                pay_with(res, {"jade": int(details["jade"])}, WILD, ())
-            self._log({"event": "offer", "seat": seat, "book": effect["book"], "choice": action.id})
-            self._reward(seat, details["gain"])
-            if self.options["caravans"] and self.caravans[seat]:
-                steps = int(BOOKS[effect["book"]]["caravan_steps"]) + (
-                    2 if self.chars[seat] == "tebaldo" else 0
-                )
-                self._push([{"t": "caravan_move", "seat": seat, "left": [steps] * len(self.caravans[seat])}])
-        elif kind == "seal_pick":
-            self.pending.pop(0)
-            seal = str(details["seal"])
-            self.seals[seat] = {**self.seals[seat], seal: 1}
-            self._gain(seat, {"jade": int(SEALS[seal]["jade"])})
-            self._log({"event": "seal", "seat": seat, "seal": seal})
-        elif kind == "move":
-            self._resolve_move(seat, effect, action)
-        elif kind == "extra_post":
-            self.pending.pop(0)
-            nodes = list(effect["nodes"])
-            extra = details["city"]
-            if extra is not None and not self.options["extra_post_bonus"]:
-                # Q7 alternative: the extra post brings no bonus; the end cities' posts do.
-                self._push(
-                    [
-                        {"t": "posts", "seat": seat, "nodes": nodes, "bonuses": []},
-                        {"t": "posts", "seat": seat, "nodes": [str(extra)], "bonuses": [], "quiet": True},
-                    ]
-                )
-            else:
-                self._push(
-                    [
-                        {
-                            "t": "posts",
-                            "seat": seat,
-                            "nodes": [*nodes, *([str(extra)] if extra else [])],
-                            "bonuses": [],
-                        }
-                    ]
-                )
-        elif kind == "relocate":
-            self.pending.pop(0)
-            self._relocate(seat, str(details["from"]), str(details["to"]))
-        elif kind == "mongke":
-            self.pending.pop(0)
-            self._gain(seat, {"coins": int(details["coins"]), "camels": int(details["camels"])})
-        elif kind == "pick":
-            if action.id == "done":
-                self._finish_pick(seat, list(effect["taken"]))
-            else:
-                effect["taken"] = [*effect["taken"], [details["city"], int(details["slot"])]]
-                limit = 1 if self.chars[seat] == "vidal" else 2
-                if len(effect["taken"]) >= limit:
-                    self._finish_pick(seat, list(effect["taken"]))
-        elif kind == "discard_old":
-            old = str(details["discard"])
-            self.active[seat] = [c for c in self.active[seat] if c != old]
-            self._discard_contract(old)
-            self._log({"event": "discard_contract", "seat": seat, "contract": old})
-            effect["need"] = int(effect["need"]) - 1
-            if effect["need"] <= 0:
-                self.pending.pop(0)
-        elif kind in ("city_contract", "reward_contract"):
-            self.pending.pop(0)
-            if action.id != "decline":
-                self._take_one(seat, str(details["city"]), int(details["slot"]))
-        elif kind == "pile_full":
-            self.pending.pop(0)
-            new = str(effect["new"])
-            if action.id == "decline":
-                self._discard_contract(new)
-            else:
-                old = str(details["discard"])
-                self.active[seat] = [*(c for c in self.active[seat] if c != old), new]
-                self._discard_contract(old)
-            self._log({"event": "pile_contract", "seat": seat, "contract": new, "choice": action.id})
-        elif kind == "repeat":
-            self.pending.pop(0)
-            data = CITY_CARDS[str(effect["card"])]
-            times = int(details["times"])
-            self._pay(seat, data["cost"], times)
-            for _ in range(times):
-                self._reward(seat, data["gain"])
-        elif kind == "exchange":
-            self.pending.pop(0)
-            times = int(details["times"])
-            give = details["give"]
-            self._pay(seat, {k: v for k, v in give.items() if k != "vp"}, times)
-            res["vp"] -= int(give.get("vp", 0)) * times
-            self._gain(seat, details["get"], times)
-        elif kind == "card_bonus":
-            self.pending.pop(0)
-            effects = []
-            for city in details["cities"]:
-                if city in SPECIAL_CITIES:
-                    effects.append({"t": "reward", "seat": seat, "r": SPECIAL_CITIES[city]["bonus"]})
-                else:
-                    effects.append({"t": "marker", "seat": seat, "marker": self.markers[city]})
-            self._push(effects)
-        elif kind == "load":
-            self.pending.pop(0)
-            goods = [str(g) for g in details["goods"]]
-            pay_with(res, dict(Counter(goods)), WILD, ())
-            caravans = self.caravans[seat]
-            last = dict(caravans[-1])
-            last["goods"] = goods
-            self.caravans[seat] = [*caravans[:-1], last]
-            self._log({"event": "caravan_loaded", "seat": seat, "goods": goods})
-        elif kind == "caravan_move":
-            self._resolve_caravan_move(seat, effect, action)
-        elif kind == "caravan_good":
-            good = str(details["good"])
-            use = str(details["use"])
-            if use == "double":
-                self._gain(seat, {good: 2})
-            elif use == "upgrade":
-                self._gain(seat, {UPGRADE[good]: 1})
-            else:
-                res["vp"] += CARAVAN_SELL_VP[good]
-            self._log({"event": "caravan_good", "seat": seat, "good": good, "use": use})
-            rest = list(effect["goods"])[1:]
-            if rest:
-                effect["goods"] = rest
-            else:
-                self.pending.pop(0)
-        elif kind == "return_tile":
-            self.pending.pop(0)
-            self._push(
-                [{"t": "caravan_home", "seat": seat, "caravan": effect["caravan"], "tile": details["tile"]}]
-            )
-        else:  # pragma: no cover
-            raise AssertionError(kind)
-
     # --- contracts --------------------------------------------------------------------------------------
-    def _finish_pick(self, seat: int, taken: list[list[Any]]) -> None:
-        """The Contracts action: discard older contracts to make room, take the new ones, then 3 coins."""
-        self.pending.pop(0)
-        cards = []
-        for city, slot in taken:
-            cid = self.contract_spaces[city][int(slot) - 1]
-            assert cid is not None
-            cards.append(cid)
-            spaces = list(self.contract_spaces[city])
-            spaces[int(slot) - 1] = None
-            self.contract_spaces[city] = spaces
-        self._log({"event": "take_contracts", "seat": seat, "contracts": cards})
-        effects: list[dict[str, Any]] = []
-        need = len(self.active[seat]) + len(cards) - 2
-        if need > 0:
-            effects.append({"t": "discard_old", "seat": seat, "need": need, "old": list(self.active[seat])})
-        effects.append({"t": "place_new", "seat": seat, "cards": cards, "coins": 3})
-        self._push(effects)
-
-    def _take_one(self, seat: int, city: str, slot: int) -> None:
-        cid = self.contract_spaces[city][slot - 1]
-        assert cid is not None
-        spaces = list(self.contract_spaces[city])
-        spaces[slot - 1] = None
-        self.contract_spaces[city] = spaces
-        self._log({"event": "take_contracts", "seat": seat, "contracts": [cid]})
-        effects: list[dict[str, Any]] = []
-        if len(self.active[seat]) >= 2:
-            effects.append({"t": "discard_old", "seat": seat, "need": 1, "old": list(self.active[seat])})
-        effects.append({"t": "place_new", "seat": seat, "cards": [cid]})
-        self._push(effects)
-
     # --- movement ---------------------------------------------------------------------------------------
-    def _move_effect(
-        self, seat: int, mode: str, steps: int, per_step: Mapping[str, int], *, optional: bool
-    ) -> dict[str, Any]:
-        return {
-            "t": "move",
-            "seat": seat,
-            "mode": mode,
-            "left": steps,
-            "taken": 0,
-            "per": dict(per_step),
-            "optional": optional,
-            "moved": [],
-            "entered": [],
-            "oases": [],
-        }
-
     def _step_cost(self, seat: int, cost: tuple[int, int, int], per: Mapping[str, int]) -> dict[str, int]:
         coins, camels, jade = cost
         if self.chars[seat] == "gantulga":
@@ -1544,89 +1043,7 @@ class Mp2State(EffectStackState):
                 out.append((end, steps, {"coins": total[0], "camels": total[1], "jade": total[2]}, walked))
         return out
 
-    def _move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
-        actions = []
-        if int(effect["taken"]) > 0:
-            actions.append(Action("move:stop", "move", {}))
-        elif effect["optional"]:
-            actions.append(Action("skip", "move", {}))
-        left = int(effect["left"])
-        if left <= 0:
-            return actions
-        two = len(self.figures[seat]) > 1
-        for fig in range(len(self.figures[seat])):
-            if fig in effect["moved"]:
-                continue
-            for end, steps, cost, walked in self._routes(seat, fig, left, effect["per"]):
-                prefix = f"f{fig + 1}:" if two else ""
-                price = "+".join(f"{v}{k}" for k, v in cost.items() if v) or "free"
-                actions.append(
-                    Action(
-                        f"route:{prefix}{end}:{price}",
-                        "move",
-                        {"figure": fig, "to": end, "steps": steps, "path": list(walked), "cost": cost},
-                    )
-                )
-        return actions
-
-    def _resolve_move(self, seat: int, effect: dict[str, Any], action: Action) -> None:
-        if action.id in ("move:stop", "skip"):
-            self.pending.pop(0)
-            if action.id == "move:stop":
-                self._finish_move(effect)
-            return
-        details = action.details
-        fig = int(details["figure"])
-        path = [str(n) for n in details["path"]]
-        self._pay(seat, details["cost"])
-        figures = list(self.figures[seat])
-        figures[fig] = str(details["to"])
-        self.figures[seat] = figures
-        effect["left"] = int(effect["left"]) - int(details["steps"])
-        effect["taken"] = int(effect["taken"]) + int(details["steps"])
-        effect["moved"] = [*effect["moved"], fig]
-        effect["entered"] = [*effect["entered"], *path]
-        effect["oases"] = [
-            *effect["oases"],
-            *dict.fromkeys(n for n in path if n in OASES and n not in effect["oases"]),
-        ]
-        self._log({"event": "move", "seat": seat, "figure": fig, "path": path, "cost": dict(details["cost"])})
-        others = [f for f in range(len(self.figures[seat])) if f not in effect["moved"]]
-        if int(effect["left"]) <= 0 or not others or not self._steps(seat, effect["per"], {}):
-            self.pending.pop(0)
-            self._finish_move(effect)
-
-    def _finish_move(self, effect: dict[str, Any]) -> None:
-        """Settle a movement: posts where moved figures end (and the upper Travel's extra post in a city
-        passed), Möngke's oasis rewards; all placement bonuses after the posts."""
-        seat = int(effect["seat"])
-        ends = []
-        for fig in effect["moved"]:
-            node = self.figures[seat][int(fig)]
-            if node in POST_CITIES and node not in self.posts[seat] and node not in ends:
-                ends.append(node)
-        effects: list[dict[str, Any]] = []
-        if effect["mode"] == "travel3":
-            finals = {self.figures[seat][int(f)] for f in effect["moved"]}
-            candidates = sorted(
-                {
-                    n
-                    for n in effect["entered"]
-                    if n in POST_CITIES and n not in self.posts[seat] and n not in finals
-                }
-            )
-            if candidates:
-                effects.append({"t": "extra_post", "seat": seat, "nodes": ends, "candidates": candidates})
-        if not effects:
-            effects.append({"t": "posts", "seat": seat, "nodes": ends, "bonuses": []})
-        if self.chars[seat] == "mongke" and effect["oases"]:
-            n = len(effect["oases"])
-            self.res[seat]["vp"] += MONGKE_OASIS_VP * n
-            effects.append({"t": "mongke", "seat": seat, "n": n})
-        self._log({"event": "moved", "seat": seat, "to": list(self.figures[seat]), "mode": effect["mode"]})
-        self._push(effects)
-
-    def _place_posts(self, effect: dict[str, Any]) -> None:
+    def _place_posts(self, effect: PostsEffect) -> None:
         """Place posts in `nodes` in order; bonuses are collected and taken after the last post."""
         seat = int(effect["seat"])
         nodes = list(effect["nodes"])
@@ -1639,8 +1056,8 @@ class Mp2State(EffectStackState):
             if self.posts_left[seat] <= 0:
                 self._push(
                     [
-                        {"t": "relocate", "seat": seat, "node": node},
-                        {"t": "posts", "seat": seat, "nodes": nodes, "bonuses": bonuses, "quiet": quiet},
+                        RelocateEffect(t=Relocate.kind, seat=seat, node=node),
+                        PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses, quiet=quiet),
                     ]
                 )
                 return
@@ -1654,24 +1071,24 @@ class Mp2State(EffectStackState):
                 bonuses += found
         self._push(bonuses)
 
-    def _arrive_in(self, seat: int, node: str) -> list[dict[str, Any]]:
+    def _arrive_in(self, seat: int, node: str) -> list[EffectBase]:
         """Put the post on the map and return the bonus effects of that city."""
         self.posts[seat] = [*self.posts[seat], node]
         self.posts_this_turn = [*self.posts_this_turn, node]
-        effects: list[dict[str, Any]] = []
+        effects: list[EffectBase] = []
         if node in self.markers:
-            effects.append({"t": "marker", "seat": seat, "marker": self.markers[node]})
+            effects.append(marker_effect(seat, self.markers[node]))
         tile = self.outposts.pop(node, None)
         if tile is not None:
             self._log({"event": "outpost", "seat": seat, "city": node, "tile": tile})
-            effects.append({"t": "reward", "seat": seat, "r": OUTPOSTS[tile]})
+            effects.append(reward_effect(seat, OUTPOSTS[tile]))
             keepers = [s for s in range(self.num_players) if self.chars[s] == "filippo"]
             if keepers:
                 self.kept_tiles[keepers[0]] = sorted([*self.kept_tiles[keepers[0]], tile])
         if node in self.contract_spaces and any(c is not None for c in self.contract_spaces[node]):
-            effects.append({"t": "city_contract", "seat": seat, "city": node})
+            effects.append(CityContractEffect(t=CityContract.kind, seat=seat, city=node))
         if node in SPECIAL_CITIES:
-            effects.append({"t": "reward", "seat": seat, "r": SPECIAL_CITIES[node]["bonus"]})
+            effects.append(reward_effect(seat, SPECIAL_CITIES[node]["bonus"]))
         return effects
 
     def _relocate(self, seat: int, old: str, new: str) -> None:
@@ -1730,78 +1147,28 @@ class Mp2State(EffectStackState):
         self.tiles = {**self.tiles, tile: "held"}
         self.caravans[seat] = [*self.caravans[seat], {"tile": tile, "at": city, "goods": []}]
         self._log({"event": "caravan_claim", "seat": seat, "tile": tile, "city": city})
-        self._push([{"t": "load", "seat": seat}])
-
-    def _load_actions(self, seat: int) -> list[Action]:
-        res = self.res[seat]
-        cap = int(self.options["caravan_capacity"])
-        loads: list[tuple[str, ...]] = []
-        for size in range(1, cap + 1):
-            for combo in sorted(
-                set(combinations(sorted(g for g in GOODS for _ in range(min(res[g], size))), size))
-            ):
-                loads.append(combo)
-        return [Action(f"load:{'+'.join(combo)}", "caravan", {"goods": list(combo)}) for combo in loads]
-
-    def _caravan_move_actions(self, seat: int, effect: dict[str, Any]) -> list[Action]:
-        actions = [Action("stop", "caravan", {})]
-        seals = self.seals[seat]
-        several = len(self.caravans[seat]) > 1
-        for i, caravan in enumerate(self.caravans[seat]):
-            if int(effect["left"][i]) <= 0:
-                continue
-            for other, _cost in NEIGHBOURS[str(caravan["at"])]:
-                seal = ROUTE_SEAL[(caravan["at"], other)]
-                if seal and seal not in seals:
-                    continue
-                prefix = f"{i + 1}:" if several else ""
-                actions.append(Action(f"cstep:{prefix}{other}", "caravan", {"caravan": i, "to": other}))
-        return actions
-
-    def _resolve_caravan_move(self, seat: int, effect: dict[str, Any], action: Action) -> None:
-        if action.id == "stop":
-            self.pending.pop(0)
-            return
-        i = int(action.details["caravan"])
-        caravans = list(self.caravans[seat])
-        caravans[i] = {**caravans[i], "at": str(action.details["to"])}
-        self.caravans[seat] = caravans
-        left = list(effect["left"])
-        left[i] -= 1
-        effect["left"] = left
-        self._log({"event": "caravan_step", "seat": seat, "caravan": i + 1, "to": action.details["to"]})
-        if all(k <= 0 for k in left):
-            self.pending.pop(0)
+        self._push([simple(Load.kind, seat)])
 
     def _complete_caravan(self, seat: int, i: int) -> None:
         caravan = self.caravans[seat][i]
         self._log({"event": "caravan_complete", "seat": seat, "caravan": i + 1, "at": caravan["at"]})
-        effects: list[dict[str, Any]] = [{"t": "caravan_good", "seat": seat, "goods": list(caravan["goods"])}]
+        effects: list[EffectBase] = [
+            CaravanGoodEffect(t=CaravanGood.kind, seat=seat, goods=list(caravan["goods"]))
+        ]
         if self.chars[seat] == "tartarino":
             self._gain(seat, {"jade": 1})
             self.res[seat]["vp"] += 3
             tiles = sorted(c["tile"] for c in self.caravans[seat])
             if len(tiles) > 1:
-                effects.append({"t": "return_tile", "seat": seat, "caravan": i, "tiles": tiles})
+                effects.append(ReturnTileEffect(t=ReturnTile.kind, seat=seat, caravan=i, tiles=tiles))
                 self._push(effects)
                 return
-        effects.append({"t": "caravan_home", "seat": seat, "caravan": i, "tile": caravan["tile"]})
+        effects.append(CaravanHomeEffect(t=CaravanHome.kind, seat=seat, caravan=i, tile=caravan["tile"]))
         self._push(effects)
-
-    def _caravan_home(self, seat: int, i: int, tile: str | None) -> None:
-        caravans = list(self.caravans[seat])
-        own = caravans[i]["tile"]
-        returned = tile or own
-        if returned != own:  # Tartarino returned his other tile: the remaining caravan keeps this one
-            caravans = [{**c, "tile": own} if c["tile"] == returned else c for c in caravans]
-        del caravans[i]
-        self.caravans[seat] = caravans
-        self.tiles = {**self.tiles, returned: "down"}
-        self._log({"event": "caravan_home", "seat": seat, "tile": returned})
 
     # --- end --------------------------------------------------------------------------------------------
     def is_over(self) -> bool:
-        return self.phase == "over"
+        return self.phase == Phase.OVER
 
     def result(self) -> GameResult:
         if not self.is_over():

@@ -88,6 +88,33 @@ for _node in NODE_IDS:
         CITIES_OF_SHIELD[SHIELD[_node]] += (_node,)
 
 
+# --- small fixed tables ---------------------------------------------------------------------------------
+FIGURE_VALUE = 6  # a Donata figure placed as a die
+UPGRADE = {"pepper": "silk", "silk": "gold"}
+ISABELLA_FACE = {
+    1: {"coins": 2},
+    6: {"coins": 2},
+    2: {"vp": 1},
+    5: {"vp": 1},
+    3: {"camels": 1},
+    4: {"camels": 1},
+}
+ISABELLA_PAIR = {
+    1: {"jade": 1},
+    6: {"jade": 1},
+    2: {"silk": 1},
+    5: {"silk": 1},
+    3: {"gold": 1},
+    4: {"gold": 1},
+}
+MONGKE_OASIS_VP = 3
+
+
+def tok_value(tok: str) -> int:
+    """A die token's value; a Donata figure token ("F<colour>") is a value-6 die."""
+    return FIGURE_VALUE if tok[0] == "F" else int(tok[1:])
+
+
 def shield_vp(shields: int) -> int:
     return SHIELD_TRACK[min(shields, len(SHIELD_TRACK) - 1)]
 

@@ -22,12 +22,12 @@ from engine_service.games.common.effects import (
     choice_kinds,
     registry,
 )
+from engine_service.games.common.family import GOOD_PAIRS, Draft, Good, Goods2, simple
 from engine_service.games.common.resources import can_afford, gain, max_times, pay
 from engine_service.games.voyages.tables import (
     BAZAAR,
     CITY_BONUSES,
     CITY_CARDS,
-    GOODS,
     SLUG,
     SMALL_CITIES,
 )
@@ -35,7 +35,6 @@ from engine_service.games.voyages.tables import (
 if TYPE_CHECKING:
     from engine_service.games.voyages.rules import VoyagesState
 
-GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
 XIAN_LETTER = "D"
 
 
@@ -137,11 +136,6 @@ def move_effect(seat: int, steps: int, per_step: Mapping[str, int], *, skip: boo
     return MoveEffect(t=Move.kind, seat=seat, max=steps, per_step=dict(per_step), skip=skip)
 
 
-def simple(kind: str, seat: int) -> EffectBase:
-    """An effect of a kind with no payload (bonus, draft, keep_goals, good, goods2, xian, ...)."""
-    return EffectBase(t=kind, seat=seat)
-
-
 # --- the turn's second level -------------------------------------------------------------------------------
 class Dice(ChoiceEffect["VoyagesState", DiceEffect]):
     """The dice of the main action on the space chosen from the menu."""
@@ -176,21 +170,6 @@ class Bonus(ChoiceEffect["VoyagesState", EffectBase]):
 
 
 # --- setup and round start ---------------------------------------------------------------------------------
-class Draft(ChoiceEffect["VoyagesState", EffectBase]):
-    kind = "draft"
-
-    def actions(self, state: VoyagesState, effect: EffectBase) -> list[Action]:
-        return [Action(f"pick:{key}", "character", {"character": key}) for key in state.draft_pool]
-
-    def resolve(self, state: VoyagesState, effect: EffectBase, action: Action) -> None:
-        seat = int(effect["seat"])
-        state.pending.pop(0)
-        key = str(action.details["character"])
-        state.chars[seat] = key
-        state.draft_pool = [k for k in state.draft_pool if k != key]
-        state._log({"event": "draft", "seat": seat, "character": key})
-
-
 class KeepGoals(ChoiceEffect["VoyagesState", EffectBase]):
     """Expert goal draft: keep 2 of the 4 goal cards dealt."""
 
@@ -270,33 +249,6 @@ class Column(ChoiceEffect["VoyagesState", ColumnEffect]):
     def resolve(self, state: VoyagesState, effect: ColumnEffect, action: Action) -> None:
         state.pending.pop(0)
         state._reward(int(effect["seat"]), action.details["reward"])
-
-
-class Good(ChoiceEffect["VoyagesState", EffectBase]):
-    """One good of the seat's choice."""
-
-    kind = "good"
-
-    def actions(self, state: VoyagesState, effect: EffectBase) -> list[Action]:
-        return [Action(f"good:{g}", "good", {"good": g}) for g in GOODS]
-
-    def resolve(self, state: VoyagesState, effect: EffectBase, action: Action) -> None:
-        state.pending.pop(0)
-        gain(state.res[int(effect["seat"])], {str(action.details["good"]): 1})
-
-
-class Goods2(ChoiceEffect["VoyagesState", EffectBase]):
-    """Two different goods of the seat's choice."""
-
-    kind = "goods2"
-
-    def actions(self, state: VoyagesState, effect: EffectBase) -> list[Action]:
-        return [Action(f"goods:{a}+{b}", "goods", {"goods": [a, b]}) for a, b in GOOD_PAIRS]
-
-    def resolve(self, state: VoyagesState, effect: EffectBase, action: Action) -> None:
-        state.pending.pop(0)
-        for g in action.details["goods"]:
-            gain(state.res[int(effect["seat"])], {str(g): 1})
 
 
 class Xian(ChoiceEffect["VoyagesState", EffectBase]):

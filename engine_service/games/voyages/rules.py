@@ -29,7 +29,8 @@ from engine_service.games.common.dice import (
     roll,
     value_of,
 )
-from engine_service.games.common.effects import EffectBase, EffectStackState, Phase
+from engine_service.games.common.effects import EffectBase, Phase
+from engine_service.games.common.family import Draft, FamilyState, Good, Goods2, simple
 from engine_service.games.common.resources import can_afford, gain, pay
 from engine_service.games.rng import ChanceRng
 from engine_service.games.voyages.effects import (
@@ -48,12 +49,9 @@ from engine_service.games.voyages.effects import (
     CountEffect,
     Dice,
     DiceEffect,
-    Draft,
     DrawContract,
     Exchange,
     ExchangeEffect,
-    Good,
-    Goods2,
     KeepGoals,
     Pick,
     PickEffect,
@@ -70,7 +68,6 @@ from engine_service.games.voyages.effects import (
     can_give,
     move_effect,
     reward_effect,
-    simple,
 )
 from engine_service.games.voyages.scoring import final_scores
 from engine_service.games.voyages.tables import (
@@ -101,7 +98,6 @@ from engine_service.games.voyages.tables import (
 
 ROUNDS = 5
 STEP_CAP = 6000
-EVENTS_KEPT = 24
 START_CAMELS = 2
 START_COINS = 7
 COLOUR_DICE = 5
@@ -127,7 +123,7 @@ SLOT_INDEX = {slot: i for i, (slot, _city) in enumerate(CARD_SLOTS)}
 MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts", "travel")
 
 
-class VoyagesState(EffectStackState):
+class VoyagesState(FamilyState):
     """One game of The Voyages of Marco Polo. Everything mutable lives in plain JSON-able attributes."""
 
     EFFECTS = EFFECTS
@@ -250,14 +246,6 @@ class VoyagesState(EffectStackState):
         self._start_round()
 
     # --- small helpers ----------------------------------------------------------------------------------
-    def _log(self, event: JsonDict) -> None:
-        self.events.append({"round": self.round, **event})
-        if len(self.events) > EVENTS_KEPT:
-            del self.events[: len(self.events) - EVENTS_KEPT]
-
-    def _order_from(self, first: int) -> list[int]:
-        return [(first + i) % self.num_players for i in range(self.num_players)]
-
     def mercator_seats(self, actor: int) -> list[int]:
         return [s for s in range(self.num_players) if s != actor and self.chars[s] == "mercator"]
 
