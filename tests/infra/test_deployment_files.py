@@ -419,9 +419,9 @@ def test_each_gateway_is_reachable_on_its_own_relay_addresses():
         assert port in _container_ports(container).values() and port in service_ports, name
     bot_port = listening["CARAVANSERAI_GATEWAY_ADDR"][1]
     assert bot_port in service_ports
-    assert (
-        container["readinessProbe"]["grpc"]["port"] == container["livenessProbe"]["grpc"]["port"] == bot_port
-    )
+    # ready: the bot port's health (NOT_SERVING while draining); alive: the relay's, SERVING until it exits
+    assert container["readinessProbe"]["grpc"]["port"] == bot_port
+    assert container["livenessProbe"]["grpc"]["port"] == listening["CARAVANSERAI_RELAY_ADDR"][1]
 
 
 def test_a_gateway_has_time_to_drain_and_beat_is_one():
