@@ -7,6 +7,8 @@ Layer: gateway plumbing. Reads the environment only; no I/O beyond that.
 | CARAVANSERAI_GATEWAY_ADDR | 0.0.0.0:50051 | where bots connect (public) |
 | CARAVANSERAI_RELAY_ADDR | 127.0.0.1:50052 | where workers call the relay (internal) |
 | CARAVANSERAI_RELAY_ADVERTISE | the relay address | the relay address workers are told (registry) |
+| CARAVANSERAI_RELAY_DECISIONS_ADDR | the relay's host, port 0 | where workers send decisions (internal, framed TCP); port 0: any free port |
+| CARAVANSERAI_RELAY_DECISIONS_ADVERTISE | the advertised relay's host, the port bound | the decision address workers are told (registry) |
 | CARAVANSERAI_GATEWAY_AUTH | django | `django` (ladder bot records) or `file:PATH` (JSON dev tokens) |
 | REDIS_URL | unset | Redis session registry; unset: SQLite file |
 | CARAVANSERAI_REGISTRY_PATH | var/gateway-registry.sqlite3 | the embedded registry (project root) |
@@ -76,11 +78,33 @@ def _seconds_or_zero(env: Mapping[str, str], name: str) -> float:
     return _float(env, name, 0.0)
 
 
+def _host(address: str) -> str:
+    """The host part of HOST:PORT, as written (an IPv6 host keeps its brackets)."""
+    return address.rsplit(":", 1)[0] if ":" in address else address
+
+
+def _port(address: str, name: str) -> int:
+    host, sep, raw = address.rpartition(":")
+    if not sep or not host or not raw.isdigit() or int(raw) > 65535:
+        raise ConfigError(f"{name} must be HOST:PORT (port 0-65535), not {address!r}")
+    return int(raw)
+
+
+def _address(env: Mapping[str, str], name: str) -> str:
+    """A HOST:PORT variable, checked here so a typo fails at start with the variable's name; unset: ""."""
+    raw = env.get(name) or ""
+    if raw:
+        _port(raw, name)
+    return raw
+
+
 @dataclass(frozen=True)
 class GatewayConfig:
     bot_address: str = "0.0.0.0:50051"
     relay_address: str = "127.0.0.1:50052"
     relay_advertise: str = ""
+    decisions_address: str = ""
+    decisions_advertise: str = ""
     auth: str = "django"
     redis_url: str | None = None
     registry_path: Path = field(default_factory=lambda: PROJECT_ROOT / "var" / "gateway-registry.sqlite3")
@@ -100,6 +124,16 @@ class GatewayConfig:
     def advertised_relay(self) -> str:
         return self.relay_advertise or self.relay_address
 
+    def decisions_bind(self) -> tuple[str, int]:
+        """Where the decision port listens: `decisions_address`, or the relay's host on any free port."""
+        address = self.decisions_address or f"{_host(self.relay_address)}:0"
+        return _host(address).strip("[]"), _port(address, "CARAVANSERAI_RELAY_DECISIONS_ADDR")
+
+    def advertised_decisions(self, bound_port: int) -> str:
+        """The decision address workers are told: `decisions_advertise`, or the advertised relay's host with
+        the port the decision server bound."""
+        return self.decisions_advertise or f"{_host(self.advertised_relay)}:{bound_port}"
+
     def with_(self, **changes: object) -> GatewayConfig:
         return replace(self, **changes)  # type: ignore[arg-type]
 
@@ -110,6 +144,8 @@ class GatewayConfig:
             bot_address=env.get("CARAVANSERAI_GATEWAY_ADDR") or "0.0.0.0:50051",
             relay_address=env.get("CARAVANSERAI_RELAY_ADDR") or "127.0.0.1:50052",
             relay_advertise=env.get("CARAVANSERAI_RELAY_ADVERTISE") or "",
+            decisions_address=_address(env, "CARAVANSERAI_RELAY_DECISIONS_ADDR"),
+            decisions_advertise=_address(env, "CARAVANSERAI_RELAY_DECISIONS_ADVERTISE"),
             auth=env.get("CARAVANSERAI_GATEWAY_AUTH") or "django",
             redis_url=env.get("REDIS_URL") or None,
             registry_path=Path(

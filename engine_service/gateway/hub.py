@@ -10,7 +10,8 @@ A relayed decision is not decoded: the worker's serialized `DecisionRequest` is 
 `ServerMessage` with this gateway's deadline appended. The bot's clock (DESIGN D9) is `Pending`'s: it starts
 the moment the request is written to the bot's stream, the deadline timer starts at that same moment, and
 it stops when the answer is read (or the timer fires, or the stream ends). The reply to the worker is made
-and handed to the relay stream in that same loop step (`Hub.relay`'s `respond`), with no task to wake.
+and handed to the worker's decision connection in that same loop step (`Hub.relay`'s `respond`), with no
+task to wake.
 """
 
 from __future__ import annotations
@@ -343,6 +344,7 @@ class Hub:
                     bot_name=identity.name,
                     gateway_id=self.gateway_id,
                     relay_address=self.config.advertised_relay,
+                    decisions_address=self.config.decisions_advertise,
                     games=games,
                     capacity=capacity,
                     matches=0,

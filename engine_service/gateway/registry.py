@@ -1,8 +1,10 @@
 """The session registry: which gateway holds which bot's streams, with what capacity, playing how many matches.
 
 Layer: gateway state shared between processes. Gateways write it (register, heartbeat, match counts,
-unregister); workers' remote seats and matchmaking read it. Two backends behind one interface, same code
-paths: `RedisRegistry` when REDIS_URL is set, `SqliteRegistry` (a file under var/, no server) otherwise.
+unregister); workers' remote seats and matchmaking read it. Each session names its gateway's two internal
+addresses, the relay (gRPC control calls) and the decision port (framed TCP). Two backends behind one
+interface, same code paths: `RedisRegistry` when REDIS_URL is set, `SqliteRegistry` (a file under var/, no
+server) otherwise.
 Liveness is by heartbeat: a gateway refreshes its sessions every few seconds, and readers ignore sessions
 of gateways silent for longer than the TTL, so a killed gateway's sessions vanish by themselves. A
 registry object remembers the sessions registered through it, and every heartbeat writes them whole, so
@@ -40,6 +42,7 @@ class SessionInfo:
     heartbeat_at: float
     asked: int = 0  # the capacity the bot's Hello asked for (`capacity` is what it was granted)
     bot_version: str = ""  # the version string of the bot's Hello
+    decisions_address: str = ""  # where workers send this gateway decisions (framed TCP, `relay_frames`)
 
     @property
     def free(self) -> int:
@@ -59,6 +62,7 @@ class SessionInfo:
             "heartbeat_at": self.heartbeat_at,
             "asked": self.asked,
             "bot_version": self.bot_version,
+            "decisions_address": self.decisions_address,
         }
 
 
@@ -168,7 +172,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     session_id TEXT PRIMARY KEY, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL, gateway_id TEXT NOT NULL,
     relay_address TEXT NOT NULL, games TEXT NOT NULL, capacity INTEGER NOT NULL, matches INTEGER NOT NULL,
     connected_at REAL NOT NULL, heartbeat_at REAL NOT NULL, asked INTEGER NOT NULL DEFAULT 0,
-    bot_version TEXT NOT NULL DEFAULT '');
+    bot_version TEXT NOT NULL DEFAULT '', decisions_address TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS sessions_bot ON sessions (bot_id);
 CREATE TABLE IF NOT EXISTS revocations (
     id INTEGER PRIMARY KEY AUTOINCREMENT, bot_id TEXT NOT NULL, at REAL NOT NULL);
@@ -176,11 +180,13 @@ CREATE TABLE IF NOT EXISTS revocations (
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
-    """A registry file made before `asked` and `bot_version` existed gets them (with their defaults)."""
+    """A registry file made before `asked`, `bot_version` and `decisions_address` existed gets them (with
+    their defaults)."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
     for column, declaration in (
         ("asked", "INTEGER NOT NULL DEFAULT 0"),
         ("bot_version", "TEXT NOT NULL DEFAULT ''"),
+        ("decisions_address", "TEXT NOT NULL DEFAULT ''"),
     ):
         if column not in have:
             conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} {declaration}")
@@ -223,12 +229,13 @@ class SqliteRegistry(_RememberedSessions):
             session.heartbeat_at,
             session.asked,
             session.bot_version,
+            session.decisions_address,
         )
 
     def register(self, session: SessionInfo) -> None:
         self._remember(session)
         self._conn().execute(
-            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", self._row(session)
+            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", self._row(session)
         )
 
     def unregister(self, session_id: str) -> None:
@@ -247,7 +254,7 @@ class SqliteRegistry(_RememberedSessions):
         try:
             conn.execute("INSERT OR REPLACE INTO gateways VALUES (?,?,?)", (gateway_id, relay_address, now))
             conn.executemany(
-                "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [self._row(s) for s in mine],
             )
             conn.execute("DELETE FROM sessions WHERE heartbeat_at < ?", (now - 6 * self.ttl,))
@@ -276,15 +283,10 @@ class SqliteRegistry(_RememberedSessions):
     def sessions(self) -> list[SessionInfo]:
         rows = self._conn().execute(
             "SELECT session_id, bot_id, bot_name, gateway_id, relay_address, games, capacity, matches, "
-            "connected_at, heartbeat_at, asked, bot_version FROM sessions WHERE heartbeat_at >= ?",
+            "connected_at, heartbeat_at, asked, bot_version, decisions_address FROM sessions WHERE heartbeat_at >= ?",
             (time.time() - self.ttl,),
         )
-        return [
-            SessionInfo(
-                r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7], r[8], r[9], r[10], r[11]
-            )
-            for r in rows.fetchall()
-        ]
+        return [SessionInfo(*r[:5], tuple(json.loads(r[5])), *r[6:]) for r in rows.fetchall()]
 
     def publish_revocation(self, bot_id: str) -> None:
         self._conn().execute("INSERT INTO revocations (bot_id, at) VALUES (?, ?)", (bot_id, time.time()))
@@ -413,6 +415,7 @@ class RedisRegistry(_RememberedSessions):
                 heartbeat_at=float(data["heartbeat_at"]),
                 asked=int(data.get("asked", 0)),
                 bot_version=str(data.get("bot_version", "")),
+                decisions_address=str(data.get("decisions_address", "")),
             )
             if info.heartbeat_at >= cutoff:
                 found.append(info)

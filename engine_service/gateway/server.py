@@ -1,9 +1,11 @@
-"""The engine gateway process: the public bot server and the internal relay server, with health and reflection.
+"""The engine gateway process: the public bot server, the internal relay server and its decision port.
 
 Layer: gateway entry point (`python -m engine_service.gateway.server`). It wires configuration, the token
-verifier, the session registry and the hub into two grpc.aio servers: bots connect to the bot address
-(public), workers call the relay address (internal). Both serve grpc.health.v1 and server reflection, so
-`grpcurl` and other generic clients can explore them. It holds no match loop.
+verifier, the session registry and the hub into two grpc.aio servers and one asyncio TCP server: bots
+connect to the bot address (public), workers make the relay's control calls on the relay address and send
+decisions to the decision address (both internal; the decision port speaks `relay_frames`, one connection
+per worker process). Both gRPC servers serve grpc.health.v1 and server reflection, so `grpcurl` and other
+generic clients can explore them. It holds no match loop.
 
 Stopping: SIGINT, or SIGTERM when CARAVANSERAI_GATEWAY_DRAIN_SECONDS is 0 (the default), closes every bot
 stream at once with UNAVAILABLE: the bots reconnect and their matches resume elsewhere, excused. With
@@ -23,6 +25,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterable
@@ -42,7 +45,7 @@ from engine_service.gateway.config import (
 from engine_service.gateway.hub import Hub
 from engine_service.gateway.protocol import BOT_SERVICE, RELAY_SERVICE, relay_pb2_grpc
 from engine_service.gateway.registry import SessionRegistry, open_registry
-from engine_service.gateway.servicers import BotServicer, RelayServicer, bot_service_handler
+from engine_service.gateway.servicers import BotServicer, DecisionLink, RelayServicer, bot_service_handler
 
 log = logging.getLogger("caravanserai.gateway")
 
@@ -134,7 +137,10 @@ class Gateway:
         self.hub: Hub | None = None
         self.bot_port = 0
         self.relay_port = 0
+        self.decisions_port = 0
         self._servers: list[grpc.aio.Server] = []
+        self._decisions: asyncio.Server | None = None
+        self._links: set[DecisionLink] = set()
         self._health: list[health.HealthServicer] = []
         self._heartbeat: asyncio.Task[None] | None = None
 
@@ -150,12 +156,16 @@ class Gateway:
         if self.config.relay_address.endswith(":0"):  # tests: advertise the port actually bound
             host = self.config.relay_address.rsplit(":", 1)[0]
             self.config = self.config.with_(relay_address=f"{host}:{self.relay_port}")
+        listener = self._bind_decisions()
         await asyncio.to_thread(self.registry.drop_gateway, relay_address=self.config.advertised_relay)
         hub = self.hub = Hub(self.config, self.verifier, self.registry, known_games=self.known_games)
         bot_server.add_generic_rpc_handlers(
             [bot_service_handler(BotServicer(hub), self.config.max_message_bytes)]
         )
         relay_pb2_grpc.add_RelayServiceServicer_to_server(RelayServicer(hub), relay_server)
+        self._decisions = await asyncio.get_running_loop().create_server(
+            lambda: DecisionLink(hub, self._links), sock=listener
+        )
         self._health = [
             _health_and_reflection(bot_server, [BOT_SERVICE]),
             _health_and_reflection(relay_server, [RELAY_SERVICE]),
@@ -168,13 +178,31 @@ class Gateway:
         await asyncio.to_thread(self.registry.heartbeat, hub.gateway_id, self.config.advertised_relay, [])
         self._heartbeat = asyncio.create_task(hub.heartbeat_loop())
         log.info(
-            "gateway %s: bots on %s (port %d), relay on %s (port %d)",
+            "gateway %s: bots on %s (port %d), relay on %s (port %d), decisions on %s (port %d)",
             hub.gateway_id,
             self.config.bot_address,
             self.bot_port,
             self.config.advertised_relay,
             self.relay_port,
+            self.config.decisions_advertise,
+            self.decisions_port,
         )
+
+    def _bind_decisions(self) -> socket.socket:
+        """The decision port's listening socket; the configuration then names the port bound and the address
+        the gateway advertises for it."""
+        host, port = self.config.decisions_bind()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        try:
+            listener = socket.create_server((host, port), family=family, backlog=512)
+        except OSError as exc:
+            raise OSError(f"cannot bind the decision port {host}:{port}: {exc}") from exc
+        self.decisions_port = int(listener.getsockname()[1])
+        self.config = self.config.with_(
+            decisions_address=f"{self.config.decisions_bind()[0]}:{self.decisions_port}",
+            decisions_advertise=self.config.advertised_decisions(self.decisions_port),
+        )
+        return listener
 
     async def drain(self, timeout: float) -> int:
         """Take no new bots or matches and wait, up to `timeout` seconds, for every stream to leave as its
@@ -202,12 +230,21 @@ class Gateway:
                         break
                     await asyncio.sleep(0.02)
             await self.hub.shutdown()
+        self.stop_decisions()
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
         await asyncio.gather(*(server.stop(grace) for server in self._servers))
         self._servers = []
+
+    def stop_decisions(self) -> None:
+        """Close the decision port and every worker's connection (after the replies already written)."""
+        if self._decisions is not None:
+            self._decisions.close()
+            self._decisions = None
+        for link in list(self._links):
+            link.close()
 
     async def wait(self) -> None:
         if self._servers:
@@ -277,6 +314,11 @@ class GatewayThread:
         assert self.gateway is not None
         return self.gateway.config.advertised_relay
 
+    @property
+    def decisions_target(self) -> str:
+        assert self.gateway is not None
+        return self.gateway.config.decisions_advertise
+
     def call(self, coro):  # type: ignore[no-untyped-def]
         """Run a coroutine on the gateway's loop and wait for its result."""
         assert self.loop is not None
@@ -307,6 +349,7 @@ async def serve(config: GatewayConfig) -> None:
         "gateway_id": gateway.hub.gateway_id,
         "bot_port": gateway.bot_port,
         "relay_address": gateway.config.advertised_relay,
+        "decisions_address": gateway.config.decisions_advertise,
     }
     print(f"READY {json.dumps(ready)}", flush=True)  # one machine-readable line for supervisors and tests
     drain, stop = asyncio.Event(), asyncio.Event()

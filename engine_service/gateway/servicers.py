@@ -1,13 +1,14 @@
-"""Thin gRPC servicers over the hub: the bot stream (`BotService.Connect`) and the internal relay.
+"""Thin adapters over the hub: the bot stream (`BotService.Connect`), the relay's control calls (gRPC) and
+its decision leg (framed TCP).
 
-Layer: gateway edge. Each method translates gRPC (metadata, streams, statuses) to `Hub` calls and back; the
-logic lives in `hub`. Undecodable bytes from a bot become a `Malformed` value (not a crash in the gRPC
-core), so the bot gets INVALID_ARGUMENT with the decoder's message. The bot stream's serializer lets
-`bytes` through unchanged (relayed decision requests arrive framed, never decoded). The relay's `Decisions`
-stream starts each call's write to its bot as the call is read, and writes each reply in the loop step that
-learns the answer (the bot reader's, the deadline timer's), in the order the answers come: no call waits for
-another, and no task is woken between the bot's answer and the reply's write. It holds no state beyond the
-calls still open.
+Layer: gateway edge. Each method translates gRPC (metadata, streams, statuses) or frames to `Hub` calls and
+back; the logic lives in `hub`. Undecodable bytes from a bot become a `Malformed` value (not a crash in the
+gRPC core), so the bot gets INVALID_ARGUMENT with the decoder's message. The bot stream's serializer lets
+`bytes` through unchanged (relayed decision requests arrive framed, never decoded). The decision leg
+(`DecisionLink`, an asyncio Protocol: no stream reader, no task per call) starts each call's write to its
+bot as the call's frame is read, and writes each reply in the loop step that learns the answer, in the order
+the answers come: no call waits for another, and no task is woken between the bot's answer and the reply's
+write. It holds no state beyond the calls still open.
 
 How a bot's stream ended is told apart as far as gRPC lets a server see it: a half-close (the bot ended its
 side; the call is not cancelled within `HALF_CLOSE_SETTLE_SECONDS` of the last message) and a cancelled
@@ -21,15 +22,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from engine_service.gateway.auth import token_from_metadata
-from engine_service.gateway.hub import Hub, Pending, Refusal, SendFailed, Session, start_eagerly
+from engine_service.gateway.hub import Hub, Pending, Refusal, SendFailed, Session
 from engine_service.gateway.protocol import (
     BOT_SERVICE,
     bot_pb2,
@@ -37,6 +37,7 @@ from engine_service.gateway.protocol import (
     relay_pb2_grpc,
     serialize_server_message,
 )
+from engine_service.gateway.relay_frames import CLOSING, FrameBuffer, FrameError, frame
 
 log = logging.getLogger("caravanserai.gateway")
 
@@ -209,66 +210,76 @@ class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
     ) -> relay_pb2.StartMatchResponse:
         return await self.hub.start_match(request.session_id, request.match)
 
-    async def Decisions(
-        self, request_iterator: AsyncIterator[relay_pb2.DecisionCall], context: grpc.aio.ServicerContext
-    ) -> None:
-        """Many decisions on one stream, each answered when its bot answers. When the worker closes its side,
-        what is still open is answered before the stream ends; when the stream breaks, it is withdrawn."""
-        replies = Replies(context.write)
-        open_calls: dict[int, Pending] = {}
-        all_answered: asyncio.Future[None] | None = None
-
-        def respond(reply: relay_pb2.DecisionReply) -> None:
-            open_calls.pop(reply.call_id, None)
-            replies.send(reply)
-            if all_answered is not None and not open_calls and not all_answered.done():
-                all_answered.set_result(None)
-
-        try:
-            while (call := await context.read()) is not grpc.aio.EOF:  # not `request_iterator`: see Connect
-                pending = self.hub.relay(call, respond)
-                if pending is not None and not pending.done:
-                    open_calls[call.call_id] = pending
-            if open_calls:  # the worker closed its side: answer what is still open
-                all_answered = asyncio.get_running_loop().create_future()
-                await all_answered
-            await replies.flush()
-        finally:
-            for pending in open_calls.values():
-                self.hub.withdraw(pending)
-
     async def EndMatch(
         self, request: relay_pb2.EndMatchRequest, context: grpc.aio.ServicerContext
     ) -> relay_pb2.EndMatchResponse:
         return await self.hub.end_match(request.session_id, request.ended)
 
 
-class Replies:
-    """A relay stream's replies, written one at a time in the order they are sent (gRPC takes one write at a
-    time per call). A reply sent while none is being written starts its write at once, in the sender's
-    step; a failed write (the worker's stream is gone: its waiters fail there) is dropped."""
+class DecisionLink(asyncio.Protocol):
+    """One worker process's decision connection (the relay's decision leg, `relay_frames`): each
+    `DecisionCall` frame is handed to `Hub.relay` as it is read, which starts its write to the bot at once;
+    each `DecisionReply` is written in the loop step that learns the answer (the bot reader's, the deadline
+    timer's), in the order the answers come. When the worker closes its side (the empty `CLOSING` frame),
+    what is still open is answered before the connection closes; when the connection ends without it (the
+    worker is gone), what is open is withdrawn. A frame that does not read as a `DecisionCall` closes the
+    connection (the worker fails its waiters and reconnects)."""
 
-    def __init__(self, write: Callable[[relay_pb2.DecisionReply], Awaitable[None]]) -> None:
-        self._write = write
-        self._queue: deque[relay_pb2.DecisionReply] = deque()
-        self._writing: asyncio.Task[None] | None = None
-        self._busy = False
+    def __init__(self, hub: Hub, links: set[DecisionLink]) -> None:
+        self.hub = hub
+        self._links = links
+        self._frames = FrameBuffer()
+        self._open: dict[int, Pending] = {}
+        self._transport: asyncio.Transport | None = None
+        self._half_closed = False
 
-    def send(self, reply: relay_pb2.DecisionReply) -> None:
-        self._queue.append(reply)
-        if not self._busy:
-            self._busy = True
-            self._writing = start_eagerly(self._drain())
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        self._links.add(self)
 
-    async def _drain(self) -> None:
+    def data_received(self, data: bytes) -> None:
         try:
-            while self._queue:
-                with contextlib.suppress(Exception):
-                    await self._write(self._queue.popleft())
-        finally:
-            self._busy = False
+            payloads = self._frames.feed(data)
+            for payload in payloads:
+                if payload == CLOSING:
+                    self._closing()
+                    return
+                call = relay_pb2.DecisionCall.FromString(payload)
+                pending = self.hub.relay(call, self._respond)
+                if pending is not None and not pending.done:
+                    self._open[call.call_id] = pending
+        except (FrameError, DecodeError) as exc:
+            log.warning("decision link from %s: unreadable frame (%s); closing it", self._peer(), exc)
+            self.close()
 
-    async def flush(self) -> None:
-        """Wait until every reply sent so far is written (or dropped)."""
-        while self._busy and self._writing is not None:
-            await asyncio.shield(self._writing)
+    def _respond(self, reply: relay_pb2.DecisionReply) -> None:
+        self._open.pop(reply.call_id, None)
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        transport.write(frame(reply.SerializeToString()))
+        if self._half_closed and not self._open:
+            transport.close()
+
+    def _closing(self) -> None:
+        """The worker sends no more calls: answer what is open, then close."""
+        self._half_closed = True
+        if not self._open and self._transport is not None:
+            self._transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._links.discard(self)
+        self._transport = None
+        for pending in self._open.values():
+            self.hub.withdraw(pending)
+        self._open.clear()
+
+    def close(self) -> None:
+        """Close after writing what is already written (the replies of a gateway shutting down)."""
+        if self._transport is not None:
+            self._transport.close()
+
+    def _peer(self) -> str:
+        peer = self._transport.get_extra_info("peername") if self._transport else None
+        return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a worker"

@@ -1,8 +1,9 @@
 """Several nodes on one machine, as real processes: HAProxy (infra/haproxy.cfg, as deployed) in front of two
 or more gateways, two or more workers, beat, the web server, PostgreSQL and Redis (the machine's, with this
 cluster's own database and key prefixes, as `Stack` does), and Python SDK and Node bots that connect through
-the load balancer only. Each gateway's relay is reached through a TCP proxy of the test (`cut_relay`): the
-network between the workers and that gateway can be lost while its bots stay connected.
+the load balancer only. Each gateway's relay (its gRPC control port and its decision port) is reached
+through TCP proxies of the test (`cut_relay` cuts both): the network between the workers and that gateway
+can be lost while its bots stay connected.
 
 It also reads the figures the rehearsal reports: which gateway held each bot in each match (the gateways'
 and bots' logs), which worker recorded each match, the streams HAProxy sent to each gateway, and the
@@ -39,15 +40,34 @@ def haproxy() -> str | None:
     return shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
 
 
+class RelayProxies:
+    """The proxies in front of one gateway's two relay ports (control calls, decisions): cut and restored
+    together, as a network between the workers and that gateway would be."""
+
+    def __init__(self, relay_port: int, decisions_port: int) -> None:
+        self.control = TcpProxy(("127.0.0.1", relay_port))
+        self.decisions = TcpProxy(("127.0.0.1", decisions_port))
+
+    def cut(self) -> None:
+        self.control.cut()
+        self.decisions.cut()
+
+    def restore(self) -> None:
+        self.control.restore()
+        self.decisions.restore()
+
+
 @dataclass
 class Node:
-    """One gateway's ports: bots (behind HAProxy), its relay, the relay proxy workers use, metrics."""
+    """One gateway's ports: bots (behind HAProxy), its relay and decision ports, the proxies workers reach
+    them through, metrics."""
 
     name: str
     bot_port: int
     relay_port: int
+    decisions_port: int
     metrics_port: int
-    relay: TcpProxy
+    relay: RelayProxies
 
 
 class Cluster(Stack):
@@ -78,9 +98,14 @@ class Cluster(Stack):
         self.lb_stats = str(self.var / "haproxy.sock")
         self.nodes: dict[str, Node] = {}
         for i in range(1, gateways + 1):
-            relay_port = free_port()
+            relay_port, decisions_port = free_port(), free_port()
             self.nodes[f"gateway{i}"] = Node(
-                f"gateway{i}", free_port(), relay_port, free_port(), TcpProxy(("127.0.0.1", relay_port))
+                f"gateway{i}",
+                free_port(),
+                relay_port,
+                decisions_port,
+                free_port(),
+                RelayProxies(relay_port, decisions_port),
             )
         self.gateway_names: dict[str, str] = {}  # gateway id -> node name, every process that ran
         self.registry_prefix = self.env["CARAVANSERAI_REGISTRY_PREFIX"]
@@ -115,7 +140,9 @@ class Cluster(Stack):
         return {
             "CARAVANSERAI_GATEWAY_ADDR": f"127.0.0.1:{node.bot_port}",
             "CARAVANSERAI_RELAY_ADDR": f"127.0.0.1:{node.relay_port}",
-            "CARAVANSERAI_RELAY_ADVERTISE": f"127.0.0.1:{node.relay.port}",
+            "CARAVANSERAI_RELAY_ADVERTISE": f"127.0.0.1:{node.relay.control.port}",
+            "CARAVANSERAI_RELAY_DECISIONS_ADDR": f"127.0.0.1:{node.decisions_port}",
+            "CARAVANSERAI_RELAY_DECISIONS_ADVERTISE": f"127.0.0.1:{node.relay.decisions.port}",
             "CARAVANSERAI_GATEWAY_METRICS_PORT": str(node.metrics_port),
             "CARAVANSERAI_GATEWAY_DRAIN_SECONDS": str(self.drain_seconds),
         }

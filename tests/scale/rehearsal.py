@@ -6,8 +6,8 @@ test runs them short and checks them, the bench (`make rehearse-scale-out`) runs
 - `kill_gateway`: SIGKILL one gateway while matches run; its bots reconnect through HAProxy to another one;
 - `drain_gateway`: SIGTERM one gateway (a rolling restart's drain) while matches run;
 - `kill_worker`: SIGKILL one worker while the others play on;
-- `cut_relay`: the workers lose the network to one gateway (its relay port closed) while its bots stay
-  connected to it.
+- `cut_relay`: the workers lose the network to one gateway (its relay and decision ports closed) while its
+  bots stay connected to it.
 
 Every fault phase reports the matches it affected (running on the victim when it struck), how they ended
 (done, cancelled unrated, error, unfinished), how many of them were rated against a registered bot
@@ -181,7 +181,8 @@ def _group(pid: int) -> int | None:
 
 
 def cut_relay(cluster: Cluster, *, seconds: float = 5.0, say: Say = _quiet) -> dict[str, Any]:
-    """Close the relay port the workers use for the busiest gateway for `seconds`, then open it again."""
+    """Close the relay and decision ports the workers use for the busiest gateway for `seconds`, then open
+    them again."""
     name, affected = _busy_gateway(cluster)
     node = cluster.nodes[name]
     held = cluster.bots_by_gateway().get(name, set())

@@ -162,6 +162,7 @@ class Stack:
             LADDER_CACHE_PREFIX=f"e2e-{self.uid}",
             CARAVANSERAI_GATEWAY_ADDR=f"127.0.0.1:{self.bot_port}",
             CARAVANSERAI_RELAY_ADDR=f"127.0.0.1:{self.relay_port}",
+            CARAVANSERAI_RELAY_DECISIONS_ADDR=f"127.0.0.1:{free_port()}",
             CARAVANSERAI_GATEWAY_AUTH="django",
             CARAVANSERAI_MATCHMAKING_SECONDS="1",
             CARAVANSERAI_SWEEP_SECONDS="2",

@@ -1,15 +1,17 @@
-"""The multiplexed relay: many seats of one process share one `Decisions` stream per gateway, answered in any
-order; a broken or stuck stream fails its waiters and the next call opens a new one; a worker that closes its
-side still gets the replies open on it, and a call whose worker stream is gone is withdrawn; the bot's time
-is the gateway's measure; relayed requests pass through the gateway as framed bytes."""
+"""The multiplexed relay: many seats of one process share one decision connection per gateway, answered in
+any order; a broken or stuck connection fails its waiters and the next call opens a new one, one closed while
+idle is replaced without failing a call, and one a shutting-down gateway retires still answers what is open;
+a worker that closes its side still gets the replies open on it, a call whose worker connection is gone is
+withdrawn, and an unreadable frame closes only its connection; the bot's time is the gateway's measure;
+relayed requests pass through the gateway as framed bytes."""
 
 from __future__ import annotations
 
-import queue
+import contextlib
+import socket
 import threading
 import time
-from collections.abc import Iterator
-from concurrent import futures
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
@@ -21,9 +23,9 @@ from engine_service.gateway.protocol import (
     bot_pb2,
     frame_decision_request,
     relay_pb2,
-    relay_pb2_grpc,
     serialize_server_message,
 )
+from engine_service.gateway.relay_frames import CLOSING, FrameBuffer, frame
 from engine_service.gateway.remote_seat import RelayChannels, RelayConnection, RemoteSeat
 from engine_service.referee import DecisionRequest, MatchInfo
 from tests.engine_service.gateway.harness import GAME, RawBot, Stack, first_legal, wait_for, wait_for_bot
@@ -85,7 +87,7 @@ def test_a_slow_bot_does_not_delay_fast_ones_on_the_shared_stream(stack: Stack) 
         assert (
             max(finished[f"mux-fast-{i}"] for i in range(8)) < finished["mux-slow"]
         )  # answered out of order
-        assert channels.connection(stack.gateway.ready["relay_address"]).streams_opened == 1
+        assert channels.connection(stack.gateway.ready["decisions_address"]).links_opened == 1
     finally:
         channels.close()
         for bot in bots:
@@ -147,6 +149,21 @@ def relay_call(seat: RemoteSeat, decision: DecisionRequest, call_id: int) -> rel
     )
 
 
+def open_link(stack: Stack) -> socket.socket:
+    """A decision connection to the gateway, opened by hand (to drive it directly)."""
+    host, port = str(stack.gateway.ready["decisions_address"]).rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def read_replies(sock: socket.socket) -> list[relay_pb2.DecisionReply]:
+    """Every reply until the gateway closes the connection."""
+    frames = FrameBuffer()
+    replies = []
+    while data := sock.recv(65536):
+        replies += [relay_pb2.DecisionReply.FromString(p) for p in frames.feed(data)]
+    return replies
+
+
 def test_a_worker_that_closes_its_side_still_gets_the_replies_open_on_it(stack: Stack) -> None:
     def late(bot: RawBot, r: bot_pb2.DecisionRequest) -> None:
         time.sleep(0.3)
@@ -158,9 +175,10 @@ def test_a_worker_that_closes_its_side_still_gets_the_replies_open_on_it(stack: 
         wait_for_bot(stack.registry, "raw1")
         seats = [seat_in_match(stack, "raw1", f"half-close-{i}", channels) for i in range(2)]
         calls = [relay_call(seat, request(f"half-close-{i}", 0), i + 1) for i, seat in enumerate(seats)]
-        with grpc.insecure_channel(stack.gateway.ready["relay_address"]) as channel:
-            # the iterator ends after the two calls: the worker half-closes with both open
-            replies = list(relay_pb2_grpc.RelayServiceStub(channel).Decisions(iter(calls), timeout=10))
+        with open_link(stack) as sock:
+            # the worker closes its side with both open
+            sock.sendall(b"".join(frame(c.SerializeToString()) for c in calls) + frame(CLOSING))
+            replies = read_replies(sock)
         assert sorted(r.call_id for r in replies) == [1, 2]
         assert all(r.outcome == relay_pb2.OUTCOME_OK and r.action_id == "pass" for r in replies)
         assert all(0.25 <= r.bot_seconds < 2.0 for r in replies)
@@ -169,7 +187,7 @@ def test_a_worker_that_closes_its_side_still_gets_the_replies_open_on_it(stack: 
         bot.close()
 
 
-def test_a_call_whose_worker_stream_ends_is_withdrawn_and_the_late_answer_is_stale(stack: Stack) -> None:
+def test_a_call_whose_worker_connection_ends_is_withdrawn_and_the_late_answer_is_stale(stack: Stack) -> None:
     held: list[bot_pb2.DecisionRequest] = []
 
     def hold_the_first(bot: RawBot, r: bot_pb2.DecisionRequest) -> None:
@@ -183,14 +201,11 @@ def test_a_call_whose_worker_stream_ends_is_withdrawn_and_the_late_answer_is_sta
     try:
         wait_for_bot(stack.registry, "raw2")
         seat = seat_in_match(stack, "raw2", "withdrawn-1", channels)
-        outbox: queue.SimpleQueue[relay_pb2.DecisionCall | None] = queue.SimpleQueue()
-        with grpc.insecure_channel(stack.gateway.ready["relay_address"]) as channel:
-            stream = relay_pb2_grpc.RelayServiceStub(channel).Decisions(iter(outbox.get, None))
-            outbox.put(relay_call(seat, request("withdrawn-1", 0), 1))
+        with open_link(stack) as sock:
+            sock.sendall(frame(relay_call(seat, request("withdrawn-1", 0), 1).SerializeToString()))
             wait_for(lambda: held, 10, "the request at the bot")
-            stream.cancel()  # the worker's stream is gone with the call open
-            outbox.put(None)
-        time.sleep(1.0)  # the gateway sees the stream end
+        # the worker's connection is gone with the call open (no CLOSING frame: a worker that died)
+        time.sleep(1.0)  # the gateway sees the connection end
         bot.answer(held[0])
         errors = wait_for(bot.errors, 10, "the late answer refused")
         assert errors[0].reason == bot_pb2.ERROR_REASON_STALE_REQUEST and not errors[0].fatal
@@ -200,53 +215,102 @@ def test_a_call_whose_worker_stream_ends_is_withdrawn_and_the_late_answer_is_sta
         bot.close()
 
 
-class FakeRelay(relay_pb2_grpc.RelayServiceServicer):
-    """A relay whose first stream holds two calls and then breaks (UNAVAILABLE); later streams answer."""
-
-    def __init__(self) -> None:
-        self.streams = 0
-        self.held: list[int] = []
-
-    def Decisions(
-        self, request_iterator: Iterator[relay_pb2.DecisionCall], context: grpc.ServicerContext
-    ) -> Iterator[relay_pb2.DecisionReply]:
-        self.streams += 1
-        first = self.streams == 1
-        for call in request_iterator:
-            if first:
-                self.held.append(call.call_id)
-                if len(self.held) == 2:
-                    context.abort(grpc.StatusCode.UNAVAILABLE, "gateway going away")
-                continue
-            yield relay_pb2.DecisionReply(
-                call_id=call.call_id, outcome=relay_pb2.OUTCOME_OK, action_id="pass"
-            )
+def test_an_unreadable_frame_closes_that_connection_only(stack: Stack) -> None:
+    bot = RawBot(stack.gateway.target, "tok-raw3", behaviour=first_legal).connect()
+    channels = RelayChannels()
+    try:
+        wait_for_bot(stack.registry, "raw3")
+        seat = seat_in_match(stack, "raw3", "garbage-1", channels)
+        with open_link(stack) as sock:
+            sock.sendall(frame(b"\xff\xff\xff not a DecisionCall"))
+            assert read_replies(sock) == []  # closed, nothing answered
+        with open_link(stack) as sock:
+            sock.sendall((1 << 31).to_bytes(4, "big"))  # a frame of 2 GiB announced
+            assert read_replies(sock) == []
+        assert seat.decide(request("garbage-1", 0)) == "pass"  # the gateway plays on
+    finally:
+        channels.close()
+        bot.close()
 
 
-class SilentRelay(relay_pb2_grpc.RelayServiceServicer):
+Handler = Callable[[socket.socket, int], Any]
+
+
+class FakeDecisionPort:
+    """A gateway's decision port played by the test: each accepted connection runs `handler(sock, n)`
+    (n counts the connections from 1) in a thread; `ended[n]` is what it returned."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.connections = 0
+        self.ended: dict[int, Any] = {}
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._run, args=(sock, self.connections), daemon=True).start()
+
+    def _run(self, sock: socket.socket, n: int) -> None:
+        self.ended[n] = self.handler(sock, n)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def calls_on(sock: socket.socket) -> Iterator[relay_pb2.DecisionCall]:
+    """The calls a worker sends on a connection, until it closes its side (`CLOSING`) or the connection."""
+    frames = FrameBuffer()
+    with contextlib.suppress(OSError):
+        while data := sock.recv(65536):
+            for payload in frames.feed(data):
+                if payload == CLOSING:
+                    return
+                yield relay_pb2.DecisionCall.FromString(payload)
+
+
+def ok(call_: relay_pb2.DecisionCall, **fields: Any) -> bytes:
+    return frame(
+        relay_pb2.DecisionReply(
+            call_id=call_.call_id, outcome=relay_pb2.OUTCOME_OK, action_id="pass", **fields
+        ).SerializeToString()
+    )
+
+
+def answer_all(sock: socket.socket) -> None:
+    for c in calls_on(sock):
+        sock.sendall(ok(c))
+    sock.close()
+
+
+def breaks_after_two_calls(sock: socket.socket, n: int) -> None:
+    """The first connection reads two calls and then drops (a gateway going away); later ones answer."""
+    if n > 1:
+        return answer_all(sock)
+    for held, _ in enumerate(calls_on(sock), start=1):
+        if held == 2:
+            sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+            return
+
+
+def silent(sock: socket.socket, n: int) -> None:
     """A stuck gateway: it reads calls and never answers."""
-
-    def __init__(self) -> None:
-        self.streams = 0
-
-    def Decisions(
-        self, request_iterator: Iterator[relay_pb2.DecisionCall], context: grpc.ServicerContext
-    ) -> Iterator[relay_pb2.DecisionReply]:
-        self.streams += 1
-        for _ in request_iterator:
-            pass
-        yield from ()
+    for _ in calls_on(sock):
+        pass
 
 
 @pytest.fixture
-def fake_relay(request: pytest.FixtureRequest) -> Iterator[tuple[relay_pb2_grpc.RelayServiceServicer, str]]:
-    servicer = request.param()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-    relay_pb2_grpc.add_RelayServiceServicer_to_server(servicer, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield servicer, f"127.0.0.1:{port}"
-    server.stop(0)
+def fake_port(request: pytest.FixtureRequest) -> Iterator[FakeDecisionPort]:
+    port = FakeDecisionPort(request.param)
+    yield port
+    port.close()
 
 
 def call(match_id: str) -> relay_pb2.DecisionCall:
@@ -255,12 +319,11 @@ def call(match_id: str) -> relay_pb2.DecisionCall:
     )
 
 
-@pytest.mark.parametrize("fake_relay", [FakeRelay], indirect=True)
-def test_a_broken_stream_fails_its_waiters_and_the_next_call_reconnects(
-    fake_relay: tuple[FakeRelay, str],
+@pytest.mark.parametrize("fake_port", [breaks_after_two_calls], indirect=True)
+def test_a_broken_connection_fails_its_waiters_and_the_next_call_reconnects(
+    fake_port: FakeDecisionPort,
 ) -> None:
-    servicer, address = fake_relay
-    connection = RelayConnection(address)
+    connection = RelayConnection(fake_port.address)
     errors: list[grpc.StatusCode] = []
 
     def wait(match_id: str) -> None:
@@ -276,16 +339,15 @@ def test_a_broken_stream_fails_its_waiters_and_the_next_call_reconnects(
         t.join(15)
     assert errors == [grpc.StatusCode.UNAVAILABLE] * 2
     assert connection.decide(call("m3"), timeout=10).action_id == "pass"
-    assert connection.streams_opened == 2 and servicer.streams == 2
+    assert connection.links_opened == 2 and fake_port.connections == 2
     connection.close()
 
 
-@pytest.mark.parametrize("fake_relay", [SilentRelay], indirect=True)
-def test_a_stuck_gateway_times_out_the_waiter_and_the_stream_is_reopened(
-    fake_relay: tuple[SilentRelay, str],
+@pytest.mark.parametrize("fake_port", [silent], indirect=True)
+def test_a_stuck_gateway_times_out_the_waiter_and_the_connection_is_reopened(
+    fake_port: FakeDecisionPort,
 ) -> None:
-    servicer, address = fake_relay
-    connection = RelayConnection(address)
+    connection = RelayConnection(fake_port.address)
     started = time.monotonic()
     with pytest.raises(grpc.RpcError) as info:
         connection.decide(call("m1"), timeout=0.5)
@@ -293,7 +355,53 @@ def test_a_stuck_gateway_times_out_the_waiter_and_the_stream_is_reopened(
     assert time.monotonic() - started < 5
     with pytest.raises(grpc.RpcError):
         connection.decide(call("m2"), timeout=0.5)
-    assert connection.streams_opened == 2 and servicer.streams == 2
+    assert connection.links_opened == 2 and fake_port.connections == 2
+    connection.close()
+
+
+def closes_when_idle(sock: socket.socket, n: int) -> None:
+    """Answers one call, then closes the connection while the worker has nothing open (a restart, a cut)."""
+    for c in calls_on(sock):
+        sock.sendall(ok(c))
+        break
+    sock.close()
+
+
+@pytest.mark.parametrize("fake_port", [closes_when_idle], indirect=True)
+def test_a_connection_closed_while_idle_is_replaced_without_failing_a_call(
+    fake_port: FakeDecisionPort,
+) -> None:
+    connection = RelayConnection(fake_port.address)
+    assert connection.decide(call("m1"), timeout=5).action_id == "pass"
+    wait_for(lambda: 1 in fake_port.ended, 5, "the gateway to close the idle connection")
+    assert connection.decide(call("m2"), timeout=5).action_id == "pass"
+    assert connection.links_opened == 2 and fake_port.connections == 2
+    connection.close()
+
+
+def retires_on_the_first_call(sock: socket.socket, n: int) -> int | None:
+    """The first connection answers its first call saying the gateway shuts down, answers whatever else
+    comes until the worker half-closes, and closes (returns how many came after); later ones answer."""
+    if n > 1:
+        return answer_all(sock)
+    calls = calls_on(sock)
+    sock.sendall(ok(next(calls), gateway_shutdown=True))
+    held = list(calls)  # until the worker's half-close
+    for c in held:
+        sock.sendall(ok(c))
+    sock.close()
+    return len(held)
+
+
+@pytest.mark.parametrize("fake_port", [retires_on_the_first_call], indirect=True)
+def test_a_gateway_shutting_down_retires_the_connection_and_still_answers_what_is_open(
+    fake_port: FakeDecisionPort,
+) -> None:
+    connection = RelayConnection(fake_port.address)
+    assert connection.decide(call("m1"), timeout=5).gateway_shutdown
+    assert connection.decide(call("m2"), timeout=5).action_id == "pass"  # on a new connection
+    wait_for(lambda: 1 in fake_port.ended, 5, "the first connection to see the worker's half-close")
+    assert fake_port.ended[1] == 0 and connection.links_opened == 2 and fake_port.connections == 2
     connection.close()
 
 

@@ -118,7 +118,7 @@ def test_a_store_that_lost_its_data_has_every_open_session_again_after_one_heart
     assert set(registry.live_gateways()) == {"g1"}
 
 
-def test_a_registry_file_from_before_asked_and_version_gains_them(tmp_path):
+def test_a_registry_file_from_before_asked_version_and_decisions_gains_them(tmp_path):
     import sqlite3
 
     path = tmp_path / "old.sqlite3"
@@ -132,9 +132,20 @@ def test_a_registry_file_from_before_asked_and_version_gains_them(tmp_path):
     registry = SqliteRegistry(path, ttl=10)
     now = time.time()
     session = SessionInfo(
-        "s1", "7", "marco", "gw", "127.0.0.1:1", ("expedition-v1",), 2, 0, now, now, 4, "v1.2"
+        "s1", "7", "marco", "gw", "127.0.0.1:1", ("expedition-v1",), 2, 0, now, now, 4, "v1.2", "127.0.0.1:2"
     )
     registry.register(session)
     registry.heartbeat("gw", "127.0.0.1:1", ["s1"])
     [found] = registry.sessions()
     assert (found.asked, found.capacity, found.bot_version) == (4, 2, "v1.2")
+    assert found.decisions_address == "127.0.0.1:2"
+
+
+def test_a_session_carries_its_gateways_decision_address(registry: SessionRegistry) -> None:
+    import dataclasses
+
+    registry.register(dataclasses.replace(session("s1", "b1", "g1"), decisions_address="10.0.0.7:50053"))
+    registry.register(session("s2", "b2", "g1"))  # one written without it reads as ""
+    registry.heartbeat("g1", "127.0.0.1:g1", ["s1", "s2"])
+    found = {s.session_id: s.decisions_address for s in registry.sessions()}
+    assert found == {"s1": "10.0.0.7:50053", "s2": ""}
