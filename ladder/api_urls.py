@@ -1,7 +1,7 @@
 """The public REST API, version 1 (`/api/v1/`, whose root lists every endpoint). A breaking change gets a
 `v2` module beside this one. Swagger UI (`docs/`) and ReDoc (`redoc/`) load pinned, installed assets."""
 
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from ladder.accounts import apis as accounts
@@ -16,7 +16,7 @@ from ladder.replays import apis as replays
 
 app_name = "api-v1"
 
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("", ApiRootApi.as_view(), name="root"),
     path("schema/", SpectacularAPIView.as_view(api_version="v1"), name="schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-v1:schema"), name="docs"),

@@ -15,8 +15,10 @@ Layer: orchestration wiring. It must not run matches itself or import task modul
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.contrib.django.task import DjangoTask
 from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings.base")
@@ -24,7 +26,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings.base")
 TASK_MODULES = ["workers.matches", "workers.matchmaking", "workers.tournaments"]
 
 
-def _configure(app: Celery) -> None:
+def _configure(app: Celery[Any]) -> None:
     import django
     from django.conf import settings
 
@@ -39,7 +41,8 @@ def _configure(app: Celery) -> None:
     app.conf.update(conf)
 
 
-app = Celery("caravanserai", include=TASK_MODULES)
+# DjangoTask (what Celery's Django fixup would pick) named here so tasks type with `delay_on_commit`
+app: Celery[DjangoTask[Any, Any]] = Celery("caravanserai", include=TASK_MODULES, task_cls=DjangoTask)
 _configure(app)
 
 

@@ -58,7 +58,8 @@ class RedisLeases:
         self._release(keys=[self.prefix + key], args=[owner])
 
     def holder(self, key: str) -> str | None:
-        return self.client.get(self.prefix + key)
+        value = self.client.get(self.prefix + key)  # str: the client decodes responses
+        return value.decode() if isinstance(value, bytes) else value
 
 
 class SqliteLeases:

@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
+from typing import Any
 
 import redis
 from celery import Task
@@ -80,7 +81,7 @@ def lease_key(match_id: int) -> str:
 
 def backoff_seconds(retries: int, base: float = SETTINGS.retry_backoff) -> float:
     """Exponential backoff with jitter: base, 2 base, 4 base, ... at most 300 s."""
-    return min(300.0, base * 2**retries) * random.uniform(0.8, 1.2)
+    return min(300.0, base * 2.0**retries) * random.uniform(0.8, 1.2)
 
 
 def time_control() -> TimeControl:
@@ -115,7 +116,7 @@ def _status(match_id: int) -> str | None:
     reject_on_worker_lost=True,
     max_retries=SETTINGS.task_max_retries,
 )
-def run_match(self: Task, match_id: int, unrecorded_failure: str = "") -> str:
+def run_match(self: Task[Any, Any], match_id: int, unrecorded_failure: str = "") -> str:
     """Play match `match_id` and record it. Returns what happened: done, already-done, not-runnable,
     called-off (a bot was not there when it was to start: cancelled unrated), error,
     lease-lost or dropped. `unrecorded_failure` is the reason of a previous attempt's infrastructure failure
@@ -136,7 +137,7 @@ def run_match(self: Task, match_id: int, unrecorded_failure: str = "") -> str:
     return outcome
 
 
-def _run_leased(task: Task, match_id: int, unrecorded_failure: str) -> str:
+def _run_leased(task: Task[Any, Any], match_id: int, unrecorded_failure: str) -> str:
     try:
         with leases.Lease(lease_key(match_id), SETTINGS.lease_seconds) as lease:
             if not lease.acquired:
@@ -243,7 +244,7 @@ def _prepare(match_id: int, unrecorded_failure: str) -> tuple[Match, list[Seat]]
     return match, build_seats(match, reconnect_grace=SETTINGS.reconnect_grace)
 
 
-def _play(task: Task, match_id: int, lease: leases.Lease, unrecorded_failure: str) -> str:
+def _play(task: Task[Any, Any], match_id: int, lease: leases.Lease, unrecorded_failure: str) -> str:
     try:
         with database_turn():
             prepared = _prepare(match_id, unrecorded_failure)
@@ -283,7 +284,7 @@ def _play(task: Task, match_id: int, lease: leases.Lease, unrecorded_failure: st
     return "done" if recorded else "already-done"
 
 
-def _infrastructure_failure(task: Task, match_id: int, reason: str) -> str:
+def _infrastructure_failure(task: Task[Any, Any], match_id: int, reason: str) -> str:
     log.warning("match %s: infrastructure failure: %s", match_id, reason)
     metrics.INFRASTRUCTURE_FAILURES.labels(reason.partition(":")[0]).inc()
     if connection.connection is not None and not connection.is_usable():

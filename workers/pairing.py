@@ -156,21 +156,21 @@ def round_robin_rounds(bot_ids: Sequence[int], num_players: int) -> list[list[tu
         raise ValueError(f"a round robin of {num_players}-player matches needs at least {num_players} bots")
     if num_players == 2:
         ring: list[int | None] = [*bots, None] if len(bots) % 2 else list(bots)
-        rounds = []
+        pair_rounds: list[list[tuple[int, ...]]] = []
         for _ in range(len(ring) - 1):
-            pairs = []
+            pairs: list[tuple[int, ...]] = []
             for i in range(len(ring) // 2):
                 a, b = ring[i], ring[-1 - i]
                 if a is not None and b is not None:
-                    pairs.append((a, b) if len(rounds) % 2 == 0 else (b, a))
-            rounds.append(pairs)
+                    pairs.append((a, b) if len(pair_rounds) % 2 == 0 else (b, a))
+            pair_rounds.append(pairs)
             ring = [ring[0], ring[-1], *ring[1:-1]]
-        return rounds
+        return pair_rounds
     remaining = list(itertools.combinations(bots, num_players))
-    rounds = []
+    rounds: list[list[tuple[int, ...]]] = []
     while remaining:
         used: set[int] = set()
-        this_round = []
+        this_round: list[tuple[int, ...]] = []
         for group in list(remaining):
             if used.isdisjoint(group):
                 this_round.append(group)

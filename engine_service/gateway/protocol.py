@@ -82,7 +82,7 @@ def _make_encoder() -> Callable[[Any], str]:
     """Compact JSON, as `json.dumps(data, separators=(",", ":"))` writes it, at less cost per call: one
     encoder built once, called directly (the C one when there is one), without the circular-reference
     bookkeeping (observations and action details are trees: a cycle fails with a RecursionError)."""
-    make = json.encoder.c_make_encoder
+    make = getattr(json.encoder, "c_make_encoder", None)  # private to CPython: not in typeshed
     if make is None:
         return json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
     encode = make(None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
@@ -99,7 +99,10 @@ def dumps(data: Any) -> str:
 
 def fault_to_proto(fault: Any) -> bot_pb2.Fault:
     """A referee `Fault` (or a mapping with the same fields) as a protocol `Fault`."""
-    get = fault.get if isinstance(fault, Mapping) else lambda name: getattr(fault, name, None)
+
+    def get(name: str) -> Any:
+        return fault.get(name) if isinstance(fault, Mapping) else getattr(fault, name, None)
+
     return bot_pb2.Fault(
         seat=int(get("seat") or 0),
         step=int(get("step") or 0),

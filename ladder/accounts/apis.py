@@ -3,9 +3,12 @@ revoke the token a request carries, and who am I. Layer: API (thin)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import permissions, serializers
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,18 +18,19 @@ from ladder.accounts import services
 from ladder.accounts.authentication import UserTokenAuthentication
 from ladder.accounts.models import UserToken
 from ladder.core.throttles import AuthThrottle
+from ladder.core.users import request_user
 
 TokenOutput = inline_serializer(
     "AuthToken", {"token": serializers.CharField(), "expires_at": serializers.DateTimeField()}
 )
 
 
-class TokenInputSerializer(serializers.Serializer):
+class TokenInputSerializer(serializers.Serializer[Any]):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(max_length=256, trim_whitespace=False)
 
 
-class RevokeInputSerializer(serializers.Serializer):
+class RevokeInputSerializer(serializers.Serializer[Any]):
     all = serializers.BooleanField(required=False, default=False)
 
 
@@ -41,7 +45,7 @@ class AuthTokenApi(APIView):
     after LADDER_TOKEN_DAYS (30 by default) and is shown only in this response."""
 
     permission_classes = [permissions.AllowAny]
-    authentication_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
     throttle_classes = [AuthThrottle]
 
     @extend_schema(request=TokenInputSerializer, responses=TokenOutput)
@@ -84,7 +88,7 @@ class AuthTokenRevokeApi(_TokenHolderApi):
         data.is_valid(raise_exception=True)
         token = self.presented(request)
         if data.validated_data["all"]:
-            return Response({"revoked": services.user_tokens_revoke_all(user=request.user)})
+            return Response({"revoked": services.user_tokens_revoke_all(user=request_user(request))})
         return Response({"revoked": int(services.user_token_revoke(token_id=token.pk))})
 
 

@@ -10,7 +10,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,7 +24,7 @@ def token_hash(token: str) -> str:
 
 
 @transaction.atomic
-def user_token_issue(*, user: AbstractBaseUser) -> tuple[UserToken, str]:
+def user_token_issue(*, user: User) -> tuple[UserToken, str]:
     """A new token for `user`, valid for LADDER_TOKEN_DAYS; beyond LADDER_TOKENS_PER_USER live tokens the
     oldest are revoked."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -46,7 +46,7 @@ def user_token_revoke(*, token_id: int) -> bool:
     return bool(UserToken.objects.filter(pk=token_id, revoked_at=None).update(revoked_at=timezone.now()))
 
 
-def user_tokens_revoke_all(*, user: AbstractBaseUser) -> int:
+def user_tokens_revoke_all(*, user: User) -> int:
     """Revoke every live token of `user`; how many were revoked."""
     return UserToken.objects.filter(user=user, revoked_at=None).update(revoked_at=timezone.now())
 

@@ -4,6 +4,8 @@ rating history. Layer: API (thin): parse, call a service or selector, serialise.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
@@ -17,10 +19,11 @@ from ladder.bots.models import Bot
 from ladder.bots.presence import Presence, bot_presence
 from ladder.core.api import parse_query
 from ladder.core.schema import GameIdField
+from ladder.core.users import request_user
 from ladder.ratings.selectors import bot_ratings, rating_history
 
 
-class BotOutputSerializer(serializers.ModelSerializer):
+class BotOutputSerializer(serializers.ModelSerializer[Bot]):
     owner = serializers.CharField(source="owner.username")
     status = serializers.CharField(source="status_label")
 
@@ -53,14 +56,14 @@ def _game_choices() -> list[str]:
     return [spec.game_id for spec in list_games()]
 
 
-class BotCreateInputSerializer(serializers.Serializer):
+class BotCreateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=40)
     games = serializers.ListField(child=GameIdField(max_length=60), min_length=1, max_length=20)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
     max_concurrent = serializers.IntegerField(min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, default=1)
 
 
-class BotUpdateInputSerializer(serializers.Serializer):
+class BotUpdateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=40, required=False)
     games = serializers.ListField(
         child=GameIdField(max_length=60), min_length=1, max_length=20, required=False
@@ -86,7 +89,7 @@ class BotUpdateInputSerializer(serializers.Serializer):
         return attrs
 
 
-class BotListFilterSerializer(serializers.Serializer):
+class BotListFilterSerializer(serializers.Serializer[Any]):
     owner = serializers.CharField(required=False, max_length=150)
     game = serializers.CharField(required=False, max_length=60)
     search = serializers.CharField(required=False, max_length=40)
@@ -98,7 +101,7 @@ def _is_owner(bot: Bot, request: Request) -> bool:
     return bool(request.user.is_authenticated and bot.owner_id == request.user.pk)
 
 
-def _serialize(bot: Bot, request: Request) -> dict:
+def _serialize(bot: Bot, request: Request) -> dict[str, Any]:
     return (OwnerBotOutputSerializer if _is_owner(bot, request) else BotOutputSerializer)(bot).data
 
 
@@ -124,11 +127,11 @@ class BotListApi(APIView):
     def post(self, request: Request) -> Response:
         data = BotCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        bot, token = services.bot_create(owner=request.user, **data.validated_data)
+        bot, token = services.bot_create(owner=request_user(request), **data.validated_data)
         return Response({"bot": _serialize(bot, request), "token": token}, status=status.HTTP_201_CREATED)
 
 
-class StreamOutputSerializer(serializers.Serializer):
+class StreamOutputSerializer(serializers.Serializer[Any]):
     gateway_id = serializers.CharField(help_text="the gateway holding the stream")
     capacity = serializers.IntegerField(help_text="matches at once the gateway granted")
     asked = serializers.IntegerField(help_text="matches at once the bot's Hello asked for (0: not recorded)")
@@ -138,7 +141,7 @@ class StreamOutputSerializer(serializers.Serializer):
     bot_version = serializers.CharField(help_text="the version in the bot's Hello (empty: none)")
 
 
-class PresenceOutputSerializer(serializers.Serializer):
+class PresenceOutputSerializer(serializers.Serializer[Any]):
     state = serializers.ChoiceField(
         choices=["connected", "offline", "unknown"],
         help_text="unknown: the gateways' session registry could not be read",
@@ -155,7 +158,7 @@ class PresenceOutputSerializer(serializers.Serializer):
     )
 
 
-class FaultOutputSerializer(serializers.Serializer):
+class FaultOutputSerializer(serializers.Serializer[Any]):
     match = serializers.IntegerField(source="match_id")
     ladder_name = serializers.CharField()
     seat = serializers.IntegerField()
@@ -169,7 +172,7 @@ class FaultOutputSerializer(serializers.Serializer):
     )
 
 
-class FaultSummaryOutputSerializer(serializers.Serializer):
+class FaultSummaryOutputSerializer(serializers.Serializer[Any]):
     matches = serializers.IntegerField(
         help_text=f"finished matches covered (the last {selectors.RECENT_MATCHES})"
     )
@@ -182,7 +185,7 @@ class FaultSummaryOutputSerializer(serializers.Serializer):
     recent = FaultOutputSerializer(many=True, help_text="the newest faults, newest match first")
 
 
-class MatchInProgressOutputSerializer(serializers.Serializer):
+class MatchInProgressOutputSerializer(serializers.Serializer[Any]):
     match = serializers.IntegerField(source="match_id")
     status = serializers.ChoiceField(choices=[str(s) for s in selectors.IN_PROGRESS])
     ladder_name = serializers.CharField()
@@ -206,7 +209,7 @@ class BotDetailOutputSerializer(OwnerBotOutputSerializer):
         fields = [*OwnerBotOutputSerializer.Meta.fields, "presence", "fault_summary", "in_progress"]
 
 
-def presence_data(presence: Presence, *, owner: bool) -> dict:
+def presence_data(presence: Presence, *, owner: bool) -> dict[str, Any]:
     """A presence as the API and the pages show it: streams in detail for the owner only."""
     return {
         "state": presence.state,
@@ -243,7 +246,7 @@ class BotDetailApi(APIView):
         get_object_or_404(Bot, pk=bot_id)
         data = BotUpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        bot = services.bot_update(bot_id=bot_id, user=request.user, **data.validated_data)
+        bot = services.bot_update(bot_id=bot_id, user=request_user(request), **data.validated_data)
         return Response(_serialize(bot, request))
 
     @extend_schema(
@@ -251,7 +254,7 @@ class BotDetailApi(APIView):
     )
     def delete(self, request: Request, bot_id: int) -> Response:
         get_object_or_404(Bot, pk=bot_id)
-        bot = services.bot_retire(bot_id=bot_id, user=request.user)
+        bot = services.bot_retire(bot_id=bot_id, user=request_user(request))
         return Response(_serialize(bot, request))
 
 
@@ -261,7 +264,7 @@ class BotRetireApi(APIView):
     @extend_schema(request=None, responses=OwnerBotOutputSerializer)
     def post(self, request: Request, bot_id: int) -> Response:
         get_object_or_404(Bot, pk=bot_id)
-        return Response(_serialize(services.bot_retire(bot_id=bot_id, user=request.user), request))
+        return Response(_serialize(services.bot_retire(bot_id=bot_id, user=request_user(request)), request))
 
 
 class BotTokenRotateApi(APIView):
@@ -270,7 +273,7 @@ class BotTokenRotateApi(APIView):
     @extend_schema(request=None, responses=TokenResponse)
     def post(self, request: Request, bot_id: int) -> Response:
         get_object_or_404(Bot, pk=bot_id)
-        bot, token = services.bot_token_rotate(bot_id=bot_id, user=request.user)
+        bot, token = services.bot_token_rotate(bot_id=bot_id, user=request_user(request))
         return Response({"bot": _serialize(bot, request), "token": token})
 
 
@@ -280,10 +283,12 @@ class BotTokenRevokeApi(APIView):
     @extend_schema(request=None, responses=OwnerBotOutputSerializer)
     def post(self, request: Request, bot_id: int) -> Response:
         get_object_or_404(Bot, pk=bot_id)
-        return Response(_serialize(services.bot_token_revoke(bot_id=bot_id, user=request.user), request))
+        return Response(
+            _serialize(services.bot_token_revoke(bot_id=bot_id, user=request_user(request)), request)
+        )
 
 
-class BotRatingOutputSerializer(serializers.Serializer):
+class BotRatingOutputSerializer(serializers.Serializer[Any]):
     ladder = serializers.IntegerField(source="ladder_id")
     ladder_slug = serializers.CharField(source="ladder.slug")
     ladder_name = serializers.CharField(source="ladder.name")
@@ -307,12 +312,12 @@ class BotRatingsApi(APIView):
         return Response(BotRatingOutputSerializer(bot_ratings(bot_id=bot.pk), many=True).data)
 
 
-class HistoryFilterSerializer(serializers.Serializer):
+class HistoryFilterSerializer(serializers.Serializer[Any]):
     ladder = serializers.IntegerField(required=False, min_value=1)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=5000)
 
 
-class HistoryRowSerializer(serializers.Serializer):
+class HistoryRowSerializer(serializers.Serializer[Any]):
     match = serializers.IntegerField(source="match_id")
     ladder = serializers.IntegerField(source="ladder_id")
     seat = serializers.IntegerField()

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, QuerySet
 from django.urls import reverse
 
@@ -86,7 +86,7 @@ def bot_get(*, bot_id: int) -> Bot:
         raise Bot.DoesNotExist(f"no bot with id {bot_id}") from exc
 
 
-def bot_list_for_owner(*, user: AbstractBaseUser) -> QuerySet[Bot]:
+def bot_list_for_owner(*, user: User) -> QuerySet[Bot]:
     return Bot.objects.filter(owner=user).order_by("-active", "name")
 
 

@@ -11,7 +11,7 @@ import secrets
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -40,16 +40,16 @@ def _new_token() -> tuple[str, str]:
 def _clean_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ValidationError({"name": ["a bot needs a name"]})
-    name = name.strip()
-    if len(name) > NAME_MAX:
+    cleaned = name.strip()
+    if len(cleaned) > NAME_MAX:
         raise ValidationError({"name": [f"a bot name has at most {NAME_MAX} characters"]})
     allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_. ")
-    bad = sorted(set(name) - allowed)
+    bad = sorted(set(cleaned) - allowed)
     if bad:
         raise ValidationError(
             {"name": [f"a bot name may use letters, digits, space and -_. only, not {''.join(bad)!r}"]}
         )
-    return name
+    return cleaned
 
 
 def _check_name_free(name: str, *, exclude_id: int | None = None) -> None:
@@ -97,7 +97,7 @@ def _announce_revocation(bot_id: int) -> None:
 
 def bot_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     name: str,
     games: list[str],
     description: str = "",
@@ -131,7 +131,7 @@ def bot_create(
     return bot, token
 
 
-def _owned_bot_for_update(*, bot_id: int, user: AbstractBaseUser | None) -> Bot:
+def _owned_bot_for_update(*, bot_id: int, user: User | None) -> Bot:
     try:
         bot = Bot.objects.select_for_update().get(pk=bot_id)
     except Bot.DoesNotExist as exc:
@@ -144,7 +144,7 @@ def _owned_bot_for_update(*, bot_id: int, user: AbstractBaseUser | None) -> Bot:
 
 
 @transaction.atomic
-def bot_token_rotate(*, bot_id: int, user: AbstractBaseUser | None = None) -> tuple[Bot, str]:
+def bot_token_rotate(*, bot_id: int, user: User | None = None) -> tuple[Bot, str]:
     """A new token replaces the old one at once (the old one stops working); returns the new token."""
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     if not bot.active:
@@ -159,7 +159,7 @@ def bot_token_rotate(*, bot_id: int, user: AbstractBaseUser | None = None) -> tu
 
 
 @transaction.atomic
-def bot_token_revoke(*, bot_id: int, user: AbstractBaseUser | None = None) -> Bot:
+def bot_token_revoke(*, bot_id: int, user: User | None = None) -> Bot:
     """Revoke the token: the bot cannot connect until its owner rotates a new one."""
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     bot.token_hash = None
@@ -174,7 +174,7 @@ def bot_token_revoke(*, bot_id: int, user: AbstractBaseUser | None = None) -> Bo
 def bot_update(
     *,
     bot_id: int,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     name: str | None = None,
     description: str | None = None,
     games: list[str] | None = None,
@@ -212,7 +212,7 @@ def bot_update(
 
 
 @transaction.atomic
-def bot_retire(*, bot_id: int, user: AbstractBaseUser | None = None) -> Bot:
+def bot_retire(*, bot_id: int, user: User | None = None) -> Bot:
     """Retire a bot for good: its token is revoked, it leaves leaderboards, its history stays."""
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     if not bot.active:
@@ -239,7 +239,7 @@ def bot_version_seen(*, bot_id: int, version: str) -> Bot:
     return bot
 
 
-def _house_owner() -> AbstractBaseUser:
+def _house_owner() -> User:
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(
         username=HOUSE_OWNER, defaults={"is_active": False, "first_name": "House bots"}

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from ladder.bots.models import Bot, BotVersion
 from ladder.bots.versions import MAX_VERSION_LENGTH, bot_version_set, bot_versions, version_games
+from ladder.core.users import request_user
 from ladder.ratings.elo import VERSION_SIGMA_FRACTION
 
 VERSION_RULE = (
@@ -26,15 +27,16 @@ VERSION_RULE = (
 )
 
 
-class BotVersionSerializer(serializers.Serializer):
+class BotVersionSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
-    parent = serializers.CharField(allow_null=True, help_text="the version played before this one")
+    # a declared field, moved by DRF's metaclass into the serializer's fields: `Field.parent` is untouched
+    parent = serializers.CharField(allow_null=True, help_text="the version played before this one")  # type: ignore[assignment]
     reset_rating = serializers.BooleanField(help_text="starts from the ladder's start rating")
     rated_games = serializers.IntegerField(help_text="rated games on every ladder")
     first_seen_at = serializers.DateTimeField()
 
 
-class BotVersionInputSerializer(serializers.Serializer):
+class BotVersionInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=MAX_VERSION_LENGTH)
     reset_rating = serializers.BooleanField()
 
@@ -74,5 +76,5 @@ class BotVersionsApi(APIView):
         bot = self._bot(bot_id)
         data = BotVersionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        version = bot_version_set(bot_id=bot.pk, user=request.user, **data.validated_data)
+        version = bot_version_set(bot_id=bot.pk, user=request_user(request), **data.validated_data)
         return Response(_row(version, version_games(bot_id=bot.pk)), status=status.HTTP_200_OK)

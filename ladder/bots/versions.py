@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, QuerySet
@@ -50,7 +50,7 @@ def version_has_rated_games(*, version: BotVersion) -> bool:
 
 
 @transaction.atomic
-def bot_version_set(*, bot_id: int, user: AbstractBaseUser, name: str, reset_rating: bool) -> BotVersion:
+def bot_version_set(*, bot_id: int, user: User, name: str, reset_rating: bool) -> BotVersion:
     """The owner announces a version (before it connects with it) or changes its "reset rating" choice;
     refused once the version has a rated game (its start is then part of the rating ledger)."""
     bot = Bot.objects.select_for_update().filter(pk=bot_id).first()

@@ -15,7 +15,7 @@ from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 
 
-def parse_query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+def parse_query(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
     """Validate query parameters with a serializer; unknown parameters are ignored, bad ones raise 400."""
     serializer = serializer_class(data=request.query_params)
     serializer.is_valid(raise_exception=True)

@@ -5,6 +5,7 @@ clients). Layer: API (thin); the list is read from the URL configuration, so it 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from django.urls import URLPattern, URLResolver
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -16,7 +17,7 @@ from rest_framework.views import APIView
 _CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
 
 
-def endpoint_routes(patterns: list, prefix: str = "") -> dict[str, str]:
+def endpoint_routes(patterns: Sequence[URLPattern | URLResolver], prefix: str = "") -> dict[str, str]:
     """{url name: route with {placeholders}} for `patterns`, nested includes flattened."""
     routes: dict[str, str] = {}
     for entry in patterns:

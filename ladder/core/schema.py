@@ -5,7 +5,7 @@ an enum of the registered games. Layer: API plumbing (documentation only; no beh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_field, inline_serializer
@@ -23,22 +23,24 @@ ERROR_CODES = {
 }
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
-    errors = serializers.DictField()
+    # a declared field, moved by DRF's metaclass into the serializer's fields: `Serializer.errors` is untouched
+    errors = serializers.DictField()  # type: ignore[assignment]
 
 
 class LadderAutoSchema(AutoSchema):
-    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:  # type: ignore[override]
-        responses = super()._get_response_bodies(direction)  # type: ignore[arg-type]
+    def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> dict[str, Any]:
+        responses = super()._get_response_bodies(direction)
         for code, description in ERROR_CODES.items():
             if str(code) not in responses:
-                response = self._get_response_for_code(ErrorSerializer, str(code), direction=direction)  # type: ignore[arg-type]
+                # drf-spectacular leaves this private helper unannotated
+                response = self._get_response_for_code(ErrorSerializer, str(code), direction=direction)  # type: ignore[no-untyped-call]
                 responses[str(code)] = {**response, "description": description}
         return responses
 
 
-def cursor_page(name: str, item: serializers.Serializer) -> serializers.Serializer:
+def cursor_page(name: str, item: serializers.Serializer[Any]) -> serializers.Serializer[Any]:
     """The schema of a cursor page of `item` rows: {next, previous, results}."""
     return inline_serializer(
         f"{name}Page",

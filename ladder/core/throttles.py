@@ -37,7 +37,8 @@ def client_address(request: HttpRequest) -> str:
 
 class _SettingsRateThrottle(SimpleRateThrottle):
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope or "")
+        return None if rate is None else str(rate)  # "N/period"; the stubs type rates as numbers
 
     def get_ident(self, request) -> str:  # type: ignore[no-untyped-def]
         return client_address(request)

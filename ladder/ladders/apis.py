@@ -31,7 +31,7 @@ from ladder.ratings.selectors import Standing, leaderboard_standings
 from ladder.ratings.standing import RANKING_RULES
 
 
-class GameSerializer(serializers.Serializer):
+class GameSerializer(serializers.Serializer[Any]):
     game_id = serializers.CharField()
     name = serializers.CharField()
     min_players = serializers.IntegerField()
@@ -93,7 +93,7 @@ class GameSchemaApi(APIView):
             raise NotFound(str(exc)) from exc
 
 
-class LadderOutputSerializer(serializers.ModelSerializer):
+class LadderOutputSerializer(serializers.ModelSerializer[Ladder]):
     rated_bots = serializers.IntegerField(
         read_only=True, help_text="active bots with a rated game here in the current season"
     )
@@ -123,7 +123,7 @@ class LadderOutputSerializer(serializers.ModelSerializer):
         ]
 
 
-class LadderListFilterSerializer(serializers.Serializer):
+class LadderListFilterSerializer(serializers.Serializer[Any]):
     game = serializers.CharField(required=False, max_length=60)
 
 
@@ -148,7 +148,7 @@ class LadderDetailApi(APIView):
 CACHED_FILTERS = {"page_size"}
 
 
-class LadderSummarySerializer(serializers.Serializer):
+class LadderSummarySerializer(serializers.Serializer[Any]):
     """The ladder as other resources (leaderboard pages, matches) name it."""
 
     id = serializers.IntegerField()
@@ -158,7 +158,7 @@ class LadderSummarySerializer(serializers.Serializer):
     num_players = serializers.IntegerField()
 
 
-class LeaderboardRowSerializer(serializers.Serializer):
+class LeaderboardRowSerializer(serializers.Serializer[Any]):
     rank = serializers.IntegerField(
         help_text="1 + the number of listed bots with a higher conservative rating (ties share a rank)"
     )
@@ -191,7 +191,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     last_played_at = serializers.DateTimeField(allow_null=True)
 
 
-class LeaderboardFilterSerializer(serializers.Serializer):
+class LeaderboardFilterSerializer(serializers.Serializer[Any]):
     owner = serializers.CharField(required=False, max_length=150)
     cursor = serializers.CharField(required=False, max_length=200)
     page_size = serializers.IntegerField(
@@ -206,7 +206,7 @@ class StandingsCursor(LeaderboardCursor):
     def paginate_board(self, board: list[Standing], request: Request) -> list[Standing]:
         self.request = request
         self.base_url = request.build_absolute_uri()
-        self.page_size = self.get_page_size(request)
+        self.page_size = self.get_page_size(request) or self.page_size
         self.cursor = self.decode_cursor(request)
         start = 0
         if self.cursor is not None:
@@ -214,9 +214,7 @@ class StandingsCursor(LeaderboardCursor):
         start = max(0, start)
         end = start + self.page_size
         self.next_url = (
-            self.encode_cursor(Cursor(offset=0, reverse=False, position=str(end)))
-            if end < len(board)
-            else None
+            self.encode_cursor(Cursor(offset=0, reverse=False, position=end)) if end < len(board) else None
         )
         if start == 0:
             self.previous_url = None
@@ -224,7 +222,7 @@ class StandingsCursor(LeaderboardCursor):
             self.previous_url = remove_query_param(self.base_url, self.cursor_query_param)
         else:
             self.previous_url = self.encode_cursor(
-                Cursor(offset=0, reverse=False, position=str(start - self.page_size))
+                Cursor(offset=0, reverse=False, position=start - self.page_size)
             )
         return board[start:end]
 

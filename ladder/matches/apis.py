@@ -4,6 +4,7 @@ practice matches any bot owner asks for. Layer: API (thin)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -14,13 +15,14 @@ from rest_framework.views import APIView
 
 from ladder.core.api import NewestFirstCursor, parse_query
 from ladder.core.schema import GameIdField, cursor_page
+from ladder.core.users import request_user
 from ladder.matches import selectors, services
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.practice import practice_match_request
 from ladder.matches.seeds import SEED_BITS
 
 
-class SeatOutputSerializer(serializers.ModelSerializer):
+class SeatOutputSerializer(serializers.ModelSerializer[Seat]):
     seat = serializers.IntegerField(source="index")
     bot = serializers.SerializerMethodField()
 
@@ -28,7 +30,7 @@ class SeatOutputSerializer(serializers.ModelSerializer):
         model = Seat
         fields = ["seat", "bot", "score", "rank", "forfeited", "end_reason", "faults"]
 
-    def get_bot(self, seat: Seat) -> dict:
+    def get_bot(self, seat: Seat) -> dict[str, Any]:
         return {
             "id": seat.bot_id,
             "name": seat.bot.name,
@@ -37,7 +39,7 @@ class SeatOutputSerializer(serializers.ModelSerializer):
         }
 
 
-class MatchOutputSerializer(serializers.ModelSerializer):
+class MatchOutputSerializer(serializers.ModelSerializer[Match]):
     ladder = serializers.SerializerMethodField()
     seed = serializers.SerializerMethodField(
         help_text="The game seed; null until the match is DONE, ERROR or CANCELLED and no unfinished "
@@ -66,7 +68,7 @@ class MatchOutputSerializer(serializers.ModelSerializer):
             "rated",
         ]
 
-    def get_ladder(self, match: Match) -> dict:
+    def get_ladder(self, match: Match) -> dict[str, Any]:
         ladder = match.ladder
         return {
             "id": ladder.pk,
@@ -85,7 +87,7 @@ class MatchOutputSerializer(serializers.ModelSerializer):
 
 
 @extend_schema_field({"type": "string", "format": "date-time"})
-class DateOrDateTimeField(serializers.Field):
+class DateOrDateTimeField(serializers.Field[dt.datetime, str, str, Any]):
     """An ISO date (midnight UTC) or date-time, converted to UTC."""
 
     default_error_messages = {
@@ -107,7 +109,7 @@ class DateOrDateTimeField(serializers.Field):
             self.fail("invalid")
 
 
-class MatchFilterSerializer(serializers.Serializer):
+class MatchFilterSerializer(serializers.Serializer[Any]):
     ladder = serializers.IntegerField(required=False, min_value=1)
     bot = serializers.IntegerField(required=False, min_value=1)
     status = serializers.ChoiceField(choices=MatchStatus.values, required=False)
@@ -124,7 +126,7 @@ class MatchFilterSerializer(serializers.Serializer):
         return attrs
 
 
-class MatchCreateInputSerializer(serializers.Serializer):
+class MatchCreateInputSerializer(serializers.Serializer[Any]):
     ladder = serializers.IntegerField(min_value=1)
     bot_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=2, max_length=8)
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**SEED_BITS - 1)
@@ -167,7 +169,7 @@ class MatchListApi(APIView):
         )
 
 
-class PracticeMatchInputSerializer(serializers.Serializer):
+class PracticeMatchInputSerializer(serializers.Serializer[Any]):
     bot = serializers.IntegerField(min_value=1, help_text="one of your bots; it takes seat 0")
     game_id = GameIdField(max_length=60, help_text="the game to play")
     options = serializers.DictField(required=False, help_text="game options (the game's defaults otherwise)")
@@ -189,7 +191,7 @@ class PracticeMatchListApi(APIView):
 
     @extend_schema(responses=cursor_page("PracticeMatch", MatchOutputSerializer(many=True)))
     def get(self, request: Request) -> Response:
-        matches = selectors.match_list().filter(requested_by=request.user)
+        matches = selectors.match_list().filter(requested_by=request_user(request))
         paginator = NewestFirstCursor()
         page = paginator.paginate_queryset(matches, request, view=self)
         return paginator.get_paginated_response(MatchOutputSerializer(page, many=True).data)
@@ -199,7 +201,7 @@ class PracticeMatchListApi(APIView):
         data = PracticeMatchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         match = practice_match_request(
-            user=request.user,
+            user=request_user(request),
             bot_id=data.validated_data["bot"],
             game_id=data.validated_data["game_id"],
             options=data.validated_data.get("options", {}),

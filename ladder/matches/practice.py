@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -35,9 +35,7 @@ def practice_house_policies() -> list[str]:
     return list(settings.LADDER_PRACTICE_HOUSE_POLICIES)
 
 
-def practice_match_request(
-    *, user: AbstractBaseUser, bot_id: Any, game_id: Any, options: Any, opponents: Any
-) -> Match:
+def practice_match_request(*, user: User, bot_id: Any, game_id: Any, options: Any, opponents: Any) -> Match:
     """A NEW unrated match of `user`'s bot (seat 0) against `opponents` (house policy names or ids of bots
     that accept challenges or are `user`'s own), in `game_id` with `options`. ValidationError naming the
     field otherwise; nothing is created then."""
@@ -87,7 +85,7 @@ def practice_match_mark_sent(*, match_id: int) -> bool:
     return updated == 1
 
 
-def _own_bot(user: AbstractBaseUser, bot_id: Any) -> Bot:
+def _own_bot(user: User, bot_id: Any) -> Bot:
     if isinstance(bot_id, bool) or not isinstance(bot_id, int):
         raise ValidationError({"bot": ["the id of one of your bots"]})
     bot = Bot.objects.filter(pk=bot_id, owner=user, is_house=False).first()
@@ -105,7 +103,7 @@ def _game(game_id: Any) -> Any:
         raise ValidationError({"game_id": [str(exc)]}) from exc
 
 
-def _opponent(user: AbstractBaseUser, game_id: str, opponent: Any) -> Bot:
+def _opponent(user: User, game_id: str, opponent: Any) -> Bot:
     if isinstance(opponent, str):
         if opponent not in practice_house_policies():
             allowed = ", ".join(practice_house_policies())

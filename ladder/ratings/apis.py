@@ -50,7 +50,7 @@ def _round(value: float | None, places: int = 4) -> float | None:
     return None if value is None else round(value, places)
 
 
-class SeatStatSerializer(serializers.Serializer):
+class SeatStatSerializer(serializers.Serializer[Any]):
     seat = serializers.IntegerField(help_text="seat index; seat 0 moves first")
     games = serializers.IntegerField()
     wins = serializers.IntegerField(help_text="first places (shared first places count for each)")
@@ -100,7 +100,7 @@ class LadderSeatsApi(APIView):
         )
 
 
-class HeadToHeadSerializer(serializers.Serializer):
+class HeadToHeadSerializer(serializers.Serializer[Any]):
     ladder = serializers.IntegerField()
     opponent = inline_serializer(
         "HeadToHeadOpponent", {"id": serializers.IntegerField(), "name": serializers.CharField()}
@@ -132,7 +132,7 @@ def _head_to_head_row(h: HeadToHead) -> dict[str, Any]:
     }
 
 
-class HeadToHeadFilterSerializer(serializers.Serializer):
+class HeadToHeadFilterSerializer(serializers.Serializer[Any]):
     ladder = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
 
 
@@ -151,7 +151,7 @@ class BotHeadToHeadApi(APIView):
         return Response([_head_to_head_row(h) for h in rows])
 
 
-class StandingSerializer(serializers.Serializer):
+class StandingSerializer(serializers.Serializer[Any]):
     rank = serializers.IntegerField()
     tier = serializers.IntegerField()
     provisional = serializers.BooleanField()
@@ -263,7 +263,7 @@ SEASON_RULES = (
 )
 
 
-class SeasonSerializer(serializers.Serializer):
+class SeasonSerializer(serializers.Serializer[Any]):
     number = serializers.IntegerField()
     name = serializers.CharField()
     started_at = serializers.DateTimeField()
@@ -271,7 +271,7 @@ class SeasonSerializer(serializers.Serializer):
     bots = serializers.IntegerField(help_text="bots in the frozen standings")
 
 
-class SeasonStandingSerializer(serializers.Serializer):
+class SeasonStandingSerializer(serializers.Serializer[Any]):
     position = serializers.IntegerField()
     rank = serializers.IntegerField()
     tier = serializers.IntegerField()
@@ -351,7 +351,7 @@ class LadderSeasonDetailApi(APIView):
         return Response({"season": _season(season, len(rows)), "standings": standings})
 
 
-class SeasonCloseInputSerializer(serializers.Serializer):
+class SeasonCloseInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
 
 

@@ -168,13 +168,14 @@ def seat_statistics(*, ladder: Ladder) -> list[SeatStat]:
     stats = []
     for seat in range(ladder.num_players):
         r = rows.get(seat, {"games": 0, "wins": 0, "mean_rank": None, "mean_score": None})
-        interval = wilson_interval(r["wins"], r["games"])
+        games, wins = int(r["games"] or 0), int(r["wins"] or 0)  # counts: never None, typed loosely
+        interval = wilson_interval(wins, games)
         stats.append(
             SeatStat(
                 seat=seat,
-                games=r["games"],
-                wins=r["wins"],
-                win_rate=r["wins"] / r["games"] if r["games"] else None,
+                games=games,
+                wins=wins,
+                win_rate=wins / games if games else None,
                 win_rate_low=interval[0] if interval else None,
                 win_rate_high=interval[1] if interval else None,
                 mean_rank=r["mean_rank"],

@@ -9,6 +9,7 @@ owner's "reset rating" choice read from `BotVersion`). The leaderboard cache of 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -279,4 +280,4 @@ def _write_rebuilt(changed: list[Rating], missing: list[Rating], report: Recompu
         Rating.objects.bulk_create(missing)
     report.ratings_written = len(changed) + len(missing)
     for ladder_id in {r.ladder_id for r in changed} | {r.ladder_id for r in missing}:
-        transaction.on_commit(lambda lid=ladder_id: leaderboard_cache_invalidate(ladder_id=lid))
+        transaction.on_commit(functools.partial(leaderboard_cache_invalidate, ladder_id=ladder_id))

@@ -3,6 +3,8 @@ seat or as the spectator. Layer: API (thin); hidden-information rules live in `r
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -14,7 +16,7 @@ from ladder.core.api import parse_query
 from ladder.replays import selectors
 
 
-class SeatQuerySerializer(serializers.Serializer):
+class SeatQuerySerializer(serializers.Serializer[Any]):
     seat = serializers.IntegerField(required=False, min_value=0, max_value=15)
 
 

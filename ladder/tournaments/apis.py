@@ -18,7 +18,7 @@ from ladder.tournaments import selectors, services
 from ladder.tournaments.models import Tournament, TournamentFormat, TournamentStatus
 
 
-class TournamentOutputSerializer(serializers.ModelSerializer):
+class TournamentOutputSerializer(serializers.ModelSerializer[Tournament]):
     ladder = serializers.SerializerMethodField()
     seed = serializers.SerializerMethodField(help_text="null while the tournament is RUNNING")
     entrants = serializers.SerializerMethodField()
@@ -73,7 +73,7 @@ class TournamentDetailOutputSerializer(TournamentOutputSerializer):
         ]
 
 
-class TournamentCreateInputSerializer(serializers.Serializer):
+class TournamentCreateInputSerializer(serializers.Serializer[Any]):
     ladder = serializers.IntegerField()
     bots = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=64)
     format = serializers.ChoiceField(choices=TournamentFormat.values)

@@ -49,7 +49,9 @@ def tournament_scores(*, tournament: Tournament) -> dict[str, Any]:
     for tm in _tournament_matches(tournament):
         if tm.match.status == MatchStatus.DONE:
             seats = sorted(tm.match.seats.all(), key=lambda s: s.index)
-            tables.append(([s.bot_id for s in seats], [s.rank for s in seats]))
+            ranks = [s.rank for s in seats if s.rank is not None]  # a DONE match ranks every seat
+            if len(ranks) == len(seats):
+                tables.append(([s.bot_id for s in seats], ranks))
     table, cross = standings_table(tables, entrants)
     byes = {b: 0 for b in entrants}
     for r in tournament.rounds.all():

@@ -19,7 +19,7 @@ import secrets
 from collections import Counter
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -66,7 +66,7 @@ def tournament_create(
     rounds: int | None = None,
     name: str = "",
     seed: int | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> Tournament:
     """A RUNNING tournament with its entrants (seed order = the order given); no round is paired yet."""
     try:

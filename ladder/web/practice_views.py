@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from engine_service.games import get_game
 from ladder.bots.models import Bot
+from ladder.core.users import request_user
 from ladder.matches.practice import practice_house_policies, practice_match_request
 from ladder.web.forms import game_choices
 
@@ -75,7 +76,7 @@ def practice_new(request: HttpRequest, bot_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             match = practice_match_request(
-                user=request.user,
+                user=request_user(request),
                 bot_id=bot.pk,
                 game_id=form.cleaned_data["game_id"],
                 options=form.cleaned_data["options"],

@@ -39,6 +39,7 @@ from ladder.bots.selectors import (
 )
 from ladder.bots.versions import bot_version_set, bot_versions, version_games
 from ladder.core.throttles import auth_attempt_wait, too_many_attempts
+from ladder.core.users import request_user
 from ladder.ladders.models import Ladder
 from ladder.ladders.selectors import game_has_board, ladder_list, ladder_list_with_counts
 from ladder.matches.models import Match, MatchStatus, Seat
@@ -87,9 +88,8 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    ladders = list(ladder_list_with_counts())
-    for ladder in ladders:
-        ladder.top = leaderboard_standings(ladder=ladder)[:3]
+    # (ladder, its top three) per ladder
+    ladders = [(ladder, leaderboard_standings(ladder=ladder)[:3]) for ladder in ladder_list_with_counts()]
     recent = list(match_list(status=MatchStatus.DONE)[:8])
     return render(request, "web/home.html", {"ladders": ladders, "recent": recent})
 
@@ -182,7 +182,6 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     standings = bot_standings(bot_id=bot.pk)
     panels = []
     for index, rating in enumerate(ratings):
-        rating.standing = standings.get(rating.ladder_id)
         drawn = _bot_series(bot, rating, color=PALETTE[index % len(PALETTE)])
         if drawn is not None:
             series, markers = drawn
@@ -196,7 +195,7 @@ def bot_detail(request: HttpRequest, bot_id: int) -> HttpResponse:
     versions = [(v, games.get(v.name, 0)) for v in bot_versions(bot_id=bot.pk)]
     context = {
         "bot": bot,
-        "ratings": ratings,
+        "ratings": [(r, standings.get(r.ladder_id)) for r in ratings],  # (rating, standing or None)
         "chart": chart,
         "versions": versions,
         "versus": versus,
@@ -218,7 +217,7 @@ def bot_version(request: HttpRequest, bot_id: int) -> HttpResponse:
     try:
         version = bot_version_set(
             bot_id=bot.pk,
-            user=request.user,
+            user=request_user(request),
             name=request.POST.get("name", ""),
             reset_rating=request.POST.get("reset_rating") == "on",
         )
@@ -274,14 +273,12 @@ def match_index(request: HttpRequest) -> HttpResponse:
     ladder_id = request.GET.get("ladder")
     status = request.GET.get("status")
     bot_id = request.GET.get("bot")
-    filters = {}
-    if ladder_id and ladder_id.isdigit():
-        filters["ladder_id"] = int(ladder_id)
-    if bot_id and bot_id.isdigit():
-        filters["bot_id"] = int(bot_id)
-    if status in MatchStatus.values:
-        filters["status"] = status
-    paginator = Paginator(match_list(**filters), 30)
+    matches = match_list(
+        ladder_id=int(ladder_id) if ladder_id and ladder_id.isdigit() else None,
+        bot_id=int(bot_id) if bot_id and bot_id.isdigit() else None,
+        status=status if status in MatchStatus.values else None,
+    )
+    paginator = Paginator(matches, 30)
     page = paginator.get_page(request.GET.get("page"))
     query = "&".join(f"{k}={v}" for k, v in (("ladder", ladder_id), ("status", status), ("bot", bot_id)) if v)
     return render(
@@ -336,7 +333,7 @@ def game_family(game_id: str) -> str:
 @login_required
 def my_bots(request: HttpRequest) -> HttpResponse:
     """The owner's bots at a glance: connected now, matches in progress, recent faults, best rating."""
-    bots = list(Bot.objects.filter(owner=request.user).order_by("-active", "name"))
+    bots = list(Bot.objects.filter(owner=request_user(request)).order_by("-active", "name"))
     ids = [bot.pk for bot in bots]
     presence = bots_presence(bot_ids=ids)
     in_progress = bots_in_progress_counts(bot_ids=ids)
@@ -450,7 +447,7 @@ def bot_new(request: HttpRequest) -> HttpResponse:
     form = BotForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            bot, token = bot_services.bot_create(owner=request.user, **form.cleaned_data)
+            bot, token = bot_services.bot_create(owner=request_user(request), **form.cleaned_data)
         except ValidationError as exc:
             _form_errors(form, exc)
         else:
