@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from ladder.bots.models import Bot
 from ladder.hosting import selectors, services
 from ladder.hosting.archives import MANIFEST
-from ladder.hosting.models import HostedBot, HostedVersion
+from ladder.hosting.models import HostedBot
 
 UPLOAD_RULE = (
     f"A .tar.gz or .zip of regular files with {MANIFEST} at its root: "
@@ -30,10 +30,11 @@ UPLOAD_RULE = (
 )
 
 
-class HostedVersionSerializer(serializers.Serializer[HostedVersion]):
+class HostedVersionSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    parent = serializers.CharField(source="parent.name", allow_null=True, default=None)
+    # a declared field, moved by DRF's metaclass into the serializer's fields: `Field.parent` is untouched
+    parent = serializers.CharField(source="parent.name", allow_null=True, default=None)  # type: ignore[assignment]
     runtime = serializers.CharField()
     entry = serializers.CharField()
     sha256 = serializers.CharField()
@@ -42,7 +43,7 @@ class HostedVersionSerializer(serializers.Serializer[HostedVersion]):
     created_at = serializers.DateTimeField()
 
 
-class HostedStatusSerializer(serializers.Serializer[HostedBot]):
+class HostedStatusSerializer(serializers.Serializer[Any]):
     version = serializers.CharField(source="version.name")
     enabled = serializers.BooleanField()
     state = serializers.CharField(
@@ -115,7 +116,8 @@ class HostedStatusApi(APIView):
     )
     def post(self, request: Request, bot_id: int) -> Response:
         bot = get_object_or_404(Bot, pk=bot_id)
-        enabled = request.data.get("enabled")
+        body = request.data if isinstance(request.data, dict) else {}
+        enabled = body.get("enabled")
         if not isinstance(enabled, bool):
             raise ValidationError({"enabled": ["enabled is true or false"]})
         hosting = services.hosted_bot_set_enabled(bot_id=bot.pk, user=_user(request), enabled=enabled)

@@ -70,7 +70,7 @@ def hosted_version_upload(*, bot_id: int, user: AbstractBaseUser, data: bytes) -
         size=archive.size,
         file_count=archive.file_count,
         archive=data,
-        uploaded_by=user,
+        uploaded_by_id=user.pk,
     )
     bot_version_record(bot_id=bot.pk, name=name, at=timezone.now())
     if hosting is None:

@@ -1,0 +1,94 @@
+"""`python -m bot_host`: the bot host service (one per machine). Configured by the ladder's settings
+(`ladder/settings/base.py`, "Hosted bots"); CARAVANSERAI_BOT_HOST_ID names it (default: the machine's
+name), CARAVANSERAI_BOT_HOST_METRICS_PORT serves its Prometheus metrics. SIGTERM stops every sandbox and
+lets go of its bots at once.
+
+Layer: entry point. It must run as root (each bot is dropped to its own uid); it refuses otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot_host.host import BotHost
+    from bot_host.ladder_source import LadderSource
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build_host(host_id: str) -> tuple[BotHost, LadderSource]:
+    """The host and its ladder source from the Django settings (Django is set up here, in the host only)."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings.base")
+    django.setup()
+    from django.conf import settings as s
+
+    from bot_host.host import BotHost, HostSettings
+    from bot_host.ladder_source import LadderSource
+    from bot_host.runtimes import available_runtimes
+    from bot_host.sandbox import Limits
+    from ladder.hosting.services import archive_limits
+
+    state_dir = Path(s.BOT_HOST_STATE_DIR)
+    limits = Limits(
+        cpu_seconds=s.BOT_HOST_CPU_SECONDS,
+        memory_bytes=s.BOT_HOST_MEMORY_MB << 20,
+        processes=s.BOT_HOST_PROCESS_LIMIT,
+        file_bytes=s.BOT_HOST_FILE_MB << 20,
+        tmp_bytes=s.BOT_HOST_TMP_MB << 20,
+    )
+    host_settings = HostSettings(
+        host_id=host_id,
+        state_dir=state_dir,
+        socket_path=Path(s.BOT_HOST_GATEWAY_SOCKET),
+        max_processes=s.BOT_HOST_PROCESSES,
+        uid_base=s.BOT_HOST_UID_BASE,
+        limits=limits,
+        archive_limits=archive_limits(),
+        bwrap=s.BOT_HOST_SANDBOX,
+    )
+    source = LadderSource(state_dir=state_dir)
+    return BotHost(host_settings, source, available_runtimes(state_dir, ROOT)), source
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run the Caravanserai bot host (hosted bots in sandboxes).")
+    parser.add_argument(
+        "--host-id", default=os.environ.get("CARAVANSERAI_BOT_HOST_ID") or socket.gethostname()
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if os.geteuid() != 0:
+        print(
+            "bot_host: run as root: each hosted bot is dropped to its own unprivileged uid", file=sys.stderr
+        )
+        return 1
+    host, source = build_host(args.host_id)
+    port = os.environ.get("CARAVANSERAI_BOT_HOST_METRICS_PORT", "").strip()
+    if port not in ("", "0"):
+        from prometheus_client import start_http_server
+
+        start_http_server(int(port), addr=os.environ.get("CARAVANSERAI_BOT_HOST_METRICS_ADDR", "127.0.0.1"))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    print(f"READY bot host {args.host_id}: {host.settings.max_processes} slots", flush=True)
+    try:
+        host.run(stop)
+    finally:
+        source.release(host_id=args.host_id)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

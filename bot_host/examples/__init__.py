@@ -1,0 +1,36 @@
+"""The hosted example bots: the SDK's Python random bot and the Node example, each packed with a manifest
+into the archive an owner would upload (deterministic bytes: the same sources give the same sha256).
+
+Layer: bot host examples (used by `make demo` and the tests); standard library only.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = {
+    "python": (ROOT / "clients" / "python" / "examples" / "random_bot.py", "bot.py"),
+    "node": (ROOT / "clients" / "node" / "bot.js", "bot.js"),
+}
+VERSION = "1"  # what both examples report as bot_version in Hello
+
+
+def example_archive(runtime: str) -> bytes:
+    """The example for `runtime` as a .tar.gz: its source as the entry point and caravanserai.json."""
+    source, entry = SOURCES[runtime]
+    files = {
+        "caravanserai.json": json.dumps({"runtime": runtime, "entry": entry, "version": VERSION}).encode(),
+        entry: source.read_bytes(),
+    }
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return gzip.compress(plain.getvalue(), mtime=0)

@@ -1,0 +1,92 @@
+"""The bot host's `Source` backed by the ladder's database (Django, in the host process only; never in a
+sandbox): leases on hosted bots, their archives, their tokens, and status reports.
+
+Tokens: the host holds each hosted bot's token in `tokens.json` in its state directory (mode 0600, never
+bound into a sandbox). A token still valid is reused, so a host restart reconnects its bots with the same
+token within the gateway's reconnect grace; otherwise the host makes one with the existing token service
+(`bot_token_rotate`), which replaces any token the owner had: a hosted bot's token is the host's.
+
+Layer: bot host service adapter over `ladder.hosting` and `ladder.bots` services and selectors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from bot_host.host import Assignment, Report
+from ladder.bots.selectors import bot_identity_for_token
+from ladder.bots.services import bot_token_rotate
+from ladder.hosting.selectors import hosted_archive
+from ladder.hosting.services import hosted_claim, hosted_release, hosted_report
+
+
+class TokenStore:
+    """bot id -> token, in a file only the host (root) can read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def _load(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _save(self, tokens: dict[str, str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".tmp")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(tokens, handle)
+        partial.replace(self.path)
+
+    def token(self, bot_id: int) -> str:
+        with self._lock:
+            tokens = self._load()
+            held = tokens.get(str(bot_id))
+            identity = bot_identity_for_token(token=held) if held else None
+            if held and identity is not None and identity.bot_id == bot_id:
+                return held
+            _bot, token = bot_token_rotate(bot_id=bot_id)
+            tokens[str(bot_id)] = token
+            self._save(tokens)
+            return token
+
+
+class LadderSource:
+    def __init__(self, *, state_dir: Path, lease_seconds: float = 30.0) -> None:
+        self.tokens = TokenStore(state_dir / "tokens.json")
+        self.lease_seconds = lease_seconds
+
+    def assignments(self, *, host_id: str, limit: int) -> list[Assignment]:
+        claimed = hosted_claim(host_id=host_id, limit=limit, lease_seconds=self.lease_seconds)
+        return [
+            Assignment(h.bot_id, h.version_id, h.version.runtime, h.version.entry, h.version.sha256)
+            for h in claimed
+        ]
+
+    def archive(self, *, version_id: int) -> bytes:
+        return hosted_archive(version_id=version_id)
+
+    def token(self, *, bot_id: int) -> str:
+        return self.tokens.token(bot_id)
+
+    def report(self, *, host_id: str, report: Report) -> None:
+        hosted_report(
+            host_id=host_id,
+            bot_id=report.bot_id,
+            version_id=report.version_id,
+            state=report.state,
+            detail=report.detail,
+            starts=report.starts,
+            crashes=report.crashes,
+            log=report.log,
+        )
+
+    def release(self, *, host_id: str) -> None:
+        hosted_release(host_id=host_id)

@@ -1,0 +1,82 @@
+"""The bot host against the ladder: a version uploaded through the service is claimed by the host, run in
+its sandbox with a token the host made with the token service (kept in a 0600 file outside every sandbox,
+reused after a restart), authenticated by the gateway's Django verifier over the Unix-domain socket, and
+its state and log reach the owner's status; a stopping host lets go of its bots."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from bot_host.examples import example_archive
+from bot_host.host import BotHost, HostSettings
+from bot_host.ladder_source import LadderSource
+from bot_host.sandbox import Runtime
+from engine_service.gateway.config import GatewayConfig
+from engine_service.gateway.django_auth import DjangoVerifier
+from engine_service.gateway.registry import SqliteRegistry, sessions_for_bot
+from engine_service.gateway.server import GatewayThread
+from ladder.bots.models import Bot
+from ladder.bots.selectors import bot_identity_for_token
+from ladder.bots.services import bot_create
+from ladder.hosting.models import HostedBot
+from ladder.hosting.services import hosted_version_upload
+from tests.bot_host.conftest import LIMITS, HostRig
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # the verifier reads from its thread
+
+
+@pytest.fixture
+def bot() -> Bot:
+    owner = get_user_model().objects.create_user("host-owner", password="pw-host-owner")
+    bot, _token = bot_create(owner=owner, name="Hosted", games=["expedition-v1"])
+    hosted_version_upload(bot_id=bot.pk, user=owner, data=example_archive("python"))
+    return bot
+
+
+@pytest.fixture
+def ladder_rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig]:
+    socket_path = tmp_path / "gateway" / "bot.sock"
+    registry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=3.0)
+    config = GatewayConfig(
+        bot_address="127.0.0.1:0",
+        relay_address="127.0.0.1:0",
+        registry_path=tmp_path / "registry.sqlite3",
+        bot_uds=str(socket_path),
+    )
+    gateway = GatewayThread(config, DjangoVerifier(), registry).start()
+    settings = HostSettings(host_id="h1", state_dir=tmp_path / "host", socket_path=socket_path, limits=LIMITS)
+    source = LadderSource(state_dir=settings.state_dir)
+    host = BotHost(settings, source, runtimes)
+    yield HostRig(host, source, gateway, registry, settings.state_dir, b"")  # type: ignore[arg-type]
+    host.shutdown()
+    source.release(host_id="h1")
+    gateway.stop()
+
+
+def test_the_host_runs_an_uploaded_version_with_its_own_token(bot: Bot, ladder_rig: HostRig) -> None:
+    rig = ladder_rig
+    assert rig.until(lambda: bool(sessions_for_bot(rig.registry, str(bot.pk)))), rig.log(bot.pk)
+    tokens = rig.state_dir / "tokens.json"
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+    token = rig.source.token(bot_id=bot.pk)  # type: ignore[attr-defined]
+    assert bot_identity_for_token(token=token).bot_id == bot.pk  # type: ignore[union-attr]
+    assert token not in "".join(p.read_text() for p in (rig.state_dir / "versions").rglob("*") if p.is_file())
+    assert rig.until(lambda: HostedBot.objects.get(bot=bot).state == "running")
+    hosting = HostedBot.objects.get(bot=bot)
+    assert hosting.host_id == "h1" and hosting.starts == 1 and "connected as Hosted" in hosting.log
+    again = LadderSource(state_dir=rig.state_dir)  # a restarted host keeps the token: no revocation
+    assert again.token(bot_id=bot.pk) == token
+
+
+def test_a_stopping_host_lets_go_of_its_bots(bot: Bot, ladder_rig: HostRig) -> None:
+    rig = ladder_rig
+    assert rig.until(lambda: HostedBot.objects.get(bot=bot).host_id == "h1")
+    rig.host.shutdown()
+    rig.source.release(host_id="h1")  # type: ignore[attr-defined]
+    hosting = HostedBot.objects.get(bot=bot)
+    assert (hosting.host_id, hosting.state) == ("", "stopped")

@@ -1,0 +1,69 @@
+"""Hosted bots are bots like any other: a sandboxed Python bot and a sandboxed Node bot play whole matches
+through the gateway's Unix-domain socket and the relay with no fault, and a host restart in the middle of
+a match is an incident the reconnect grace absorbs, never the bot's fault."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from bot_host.examples import example_archive
+from bot_host.host import BotHost
+from engine_service.gateway.remote_seat import RemoteSeat
+from engine_service.policies import make_policy
+from engine_service.referee import DecisionRequest, HouseSeat, MatchRecord, TimeControl, run_match, verify
+from tests.bot_host.conftest import HostRig
+from tests.engine_service.gateway.harness import GAME
+from tests.engine_service.gateway.test_relay import house
+
+pytestmark = pytest.mark.slow
+
+
+class SlowHouse(HouseSeat):
+    """A house seat that thinks a while, so the match is still running when the host goes away."""
+
+    def __init__(self, seed: int, decided: threading.Event) -> None:
+        super().__init__(make_policy("random", seed), f"slow-house-{seed}")
+        self.decided = decided
+
+    def decide(self, request: DecisionRequest) -> str:
+        self.decided.set()
+        time.sleep(0.1)
+        return super().decide(request)
+
+
+CLOCK = TimeControl(decision_seconds=5.0, time_bank_seconds=10.0, max_faults=1)
+
+
+@pytest.mark.parametrize("runtime", ["python", "node"])
+def test_a_hosted_bot_plays_a_whole_match_without_faults(rig: HostRig, runtime: str) -> None:
+    bot_id = 3 if runtime == "python" else 4
+    rig.source.add(bot_id, example_archive(runtime))
+    assert rig.until(lambda: rig.connected(bot_id)), rig.log(bot_id)
+    seat = RemoteSeat(str(bot_id), f"hosted-{bot_id}", rig.registry)
+    record = run_match(GAME, 2, 71, [seat, house(72)], time_control=CLOCK)
+    assert record.result is not None and record.faults == []
+    verify(record)
+    assert rig.host.running[bot_id].process.crashes == 0
+
+
+def test_a_host_restart_mid_match_is_no_fault_of_the_bot(rig: HostRig) -> None:
+    rig.source.add(3, example_archive("python"))
+    assert rig.until(lambda: rig.connected(3)), rig.log(3)
+    records: list[MatchRecord] = []
+    seat = RemoteSeat("3", "hosted-3", rig.registry, reconnect_grace=20.0)
+    decided = threading.Event()
+    seats = [seat, SlowHouse(82, decided)]
+    match = threading.Thread(target=lambda: records.append(run_match(GAME, 2, 81, seats, time_control=CLOCK)))
+    match.start()
+    assert decided.wait(30)
+    rig.host.shutdown()  # the host goes away: its sandboxes die with it
+    assert not rig.connected(3) or rig.until(lambda: not rig.connected(3), timeout=15)
+    rig.host = BotHost(rig.host.settings, rig.source, rig.host.runtimes)  # a new host process, same source
+    assert rig.until(lambda: rig.connected(3)), rig.log(3)
+    assert match.is_alive()  # the host came back before the match ended
+    match.join(300)
+    [record] = records
+    assert record.result is not None and record.faults == [] and record.forfeits == []
