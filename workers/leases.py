@@ -22,6 +22,9 @@ import uuid
 from pathlib import Path
 from typing import Protocol
 
+from engine_service.settings_env import env_str
+
+LEASE_PREFIX = "cvs:lease:"  # the Redis key prefix of leases; CARAVANSERAI_LEASE_PREFIX overrides it
 _RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
@@ -34,7 +37,7 @@ class LeaseStore(Protocol):
 
 
 class RedisLeases:
-    def __init__(self, url: str, prefix: str = "cvs:lease:") -> None:
+    def __init__(self, url: str, prefix: str = LEASE_PREFIX) -> None:
         import redis
 
         self.client = redis.Redis.from_url(
@@ -131,9 +134,11 @@ def store() -> LeaseStore:
     global _store, _store_pid
     with _lock:
         if _store is None or _store_pid != os.getpid():
-            url = (os.environ.get("REDIS_URL") or "").strip()
+            url = env_str(os.environ, "REDIS_URL", "")
             if url:
-                _store = RedisLeases(url, prefix=os.environ.get("CARAVANSERAI_LEASE_PREFIX") or "cvs:lease:")
+                _store = RedisLeases(
+                    url, prefix=env_str(os.environ, "CARAVANSERAI_LEASE_PREFIX", LEASE_PREFIX)
+                )
             else:
                 from workers.config import var_dir
 

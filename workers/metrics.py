@@ -16,6 +16,8 @@ import os
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
+from engine_service.settings_env import env_int, env_str
+
 log = logging.getLogger("caravanserai.workers")
 
 MATCHES_IN_FLIGHT = Gauge(
@@ -45,12 +47,10 @@ INFRASTRUCTURE_FAILURES = Counter(
 
 def serve_from_env() -> int | None:
     """Start the metrics server when CARAVANSERAI_WORKER_METRICS_PORT is set; the port, or None."""
-    raw = os.environ.get("CARAVANSERAI_WORKER_METRICS_PORT", "").strip()
-    if raw in ("", "0"):
+    port = env_int(os.environ, "CARAVANSERAI_WORKER_METRICS_PORT", 0, minimum=0)
+    if port == 0:
         return None
-    if not raw.isdigit():
-        raise ValueError(f"CARAVANSERAI_WORKER_METRICS_PORT must be a port number, not {raw!r}")
-    addr = os.environ.get("CARAVANSERAI_WORKER_METRICS_ADDR", "127.0.0.1").strip() or "127.0.0.1"
-    start_http_server(int(raw), addr=addr)
-    log.info("worker metrics on http://%s:%s/metrics", addr, raw)
-    return int(raw)
+    addr = env_str(os.environ, "CARAVANSERAI_WORKER_METRICS_ADDR", "127.0.0.1")
+    start_http_server(port, addr=addr)
+    log.info("worker metrics on http://%s:%s/metrics", addr, port)
+    return port

@@ -3,7 +3,8 @@
 Layer: build tooling of the gateway. Stubs are generated at install/build time (`make install` runs
 `python -m engine_service.gateway.codegen`), never committed; `ensure_generated()` regenerates them on first
 import when they are missing or stale (a digest of the .proto files), so every entry point works from a clean clone.
-It must not import the generated modules itself, nor anything of the gateway beyond this file.
+It must not import the generated modules itself, nor anything of the gateway beyond this file (the pure
+`engine_service.settings_env` reads its one variable).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from engine_service.settings_env import env_str
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 GENERATED_DIR = PACKAGE_DIR / "_generated"
 GENERATED_PACKAGE = "engine_service.gateway._generated"
-PROTO_ROOT = Path(os.environ.get("CARAVANSERAI_PROTO_ROOT", PACKAGE_DIR.parents[1] / "protos"))
+PROTO_ROOT = Path(env_str(os.environ, "CARAVANSERAI_PROTO_ROOT", str(PACKAGE_DIR.parents[1] / "protos")))
 PROTO_FILES = ("caravanserai/bot/v1/bot.proto", "caravanserai/relay/v1/relay.proto")
 _STAMP = "STAMP"
 

@@ -76,3 +76,13 @@ def test_worker_settings_read_every_variable_and_refuse_bad_ones() -> None:
         WorkerSettings.from_env({"CARAVANSERAI_LEASE_SECONDS": "0.5"})
     with pytest.raises(EnvError, match="CARAVANSERAI_MATCHES_PER_WORKER must be a whole number"):
         WorkerSettings.from_env({"CARAVANSERAI_MATCHES_PER_WORKER": "lots"})
+
+
+def test_the_worker_metrics_port_is_read_by_the_shared_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workers import metrics
+
+    monkeypatch.setenv("CARAVANSERAI_WORKER_METRICS_PORT", "http")
+    with pytest.raises(EnvError, match="CARAVANSERAI_WORKER_METRICS_PORT must be a whole number, not 'http'"):
+        metrics.serve_from_env()
+    monkeypatch.setenv("CARAVANSERAI_WORKER_METRICS_PORT", "0")
+    assert metrics.serve_from_env() is None
