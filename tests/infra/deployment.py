@@ -117,7 +117,7 @@ class Process:
     image: str | None = None
     shell: str | None = None  # the script of an `sh -c` wrapper, as written
     ports: list[int] = field(default_factory=list)  # container ports published
-    depends_on: list[str] = field(default_factory=list)
+    depends_on: dict[str, str] = field(default_factory=dict)  # process name -> Compose condition
     stop_grace: float = 10.0
 
     @property
@@ -180,6 +180,14 @@ def _duration(raw: str | None) -> float:
     return total
 
 
+def depends_on(service: dict[str, Any]) -> dict[str, str]:
+    """A service's dependencies -> their condition (the short list form means `service_started`)."""
+    depends = service.get("depends_on") or {}
+    if isinstance(depends, list):
+        return dict.fromkeys(depends, "service_started")
+    return {name: rule.get("condition", "service_started") for name, rule in depends.items()}
+
+
 def compose_processes(data: dict[str, Any], host_env: Mapping[str, str]) -> list[Process]:
     """Every compose service as a process: its command (or its image's), the Dockerfile's ENV under its
     environment when it is built from infra/Dockerfile, values interpolated from `host_env`."""
@@ -202,12 +210,12 @@ def compose_processes(data: dict[str, Any], host_env: Mapping[str, str]) -> list
         env.update({k: interpolate(str(v), host_env) for k, v in raw_env.items()})
         argv, assigned, script = split_command([interpolate(str(a), host_env) for a in command])
         env.update(assigned)
-        depends = service.get("depends_on") or []
+        depends = depends_on(service)
         published = [int(str(p).split(":")[-1].split("/")[0]) for p in service.get("ports") or []]
         found.append(
             Process(
                 name, argv, env, f"compose service {name}", image=image, shell=script, ports=published,
-                depends_on=list(depends), stop_grace=_duration(service.get("stop_grace_period")),
+                depends_on=depends, stop_grace=_duration(service.get("stop_grace_period")),
             )
         )  # fmt: skip
     return found

@@ -6,9 +6,15 @@ environment the files give, pointed at test-local ports, databases and directori
   names of compose services become 127.0.0.1. A gateway address the files leave to the code's default (any
   `*_ADDR` setting of GatewayConfig) gets a free port through its variable, as two containers would not
   collide on it and two processes on one host would.
-- **databases**: compose's `postgres` service is the machine's PostgreSQL (a database of this run, when
-  DATABASE_URL is set) or, without it, the embedded SQLite file in the run's var directory; its own command
-  is not started. The Procfile runs `manage.py migrate` first, as its header says, on its own database.
+- **databases**: compose's `postgres` service runs its command with the machine's PostgreSQL binaries, as
+  the postgres user, on a data directory of the run that the image's entrypoint would have made (initdb
+  with POSTGRES_USER and POSTGRES_PASSWORD, then POSTGRES_DB created once it answers). Only where that
+  cannot be (not root, no PostgreSQL server binaries) does the machine's PostgreSQL stand in (a database
+  of this run, when DATABASE_URL is set; else the embedded SQLite file), and the test says so. The
+  Procfile runs `manage.py migrate` first, as its header says, on its own database (the machine's
+  PostgreSQL when DATABASE_URL is set, else SQLite).
+- **order**: compose's `depends_on` as compose applies it (started, healthy: its check passed, completed
+  successfully); the Procfile's processes after its migrate.
 - **images**: the project's image (infra/Dockerfile) is the checkout: its ENV applies, `python`,
   `gunicorn` and `celery` are the venv's, /var/lib/caravanserai is the run's var directory and the working
   directory /app is the project root. Third-party images run the machine's program with the image's
@@ -24,8 +30,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import re
+import shutil
 import signal
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -52,7 +61,28 @@ from tests.workers.stack import Proc, free_port
 VENV_BIN = Path(os.environ.get("VIRTUAL_ENV") or ROOT / ".venv") / "bin"
 IMAGE_VAR = "/var/lib/caravanserai"
 IMAGE_WORKDIR = "/app"
-NOT_STARTED = {"postgres": "the machine's PostgreSQL (or SQLite) stands in for it"}
+ONE_SHOTS = {"migrate"}
+
+
+def postgres_bindir() -> Path | None:
+    """The PostgreSQL server binaries, when this process may run them as the postgres user."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return None
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return None
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
+    return found[-1].parent if found else None
+
+
+def not_started() -> dict[str, str]:
+    """Compose services this machine cannot start as written, with the stand-in used instead."""
+    if postgres_bindir():
+        return {}
+    return {"postgres": "not root or no PostgreSQL server binaries: the machine's PostgreSQL or SQLite"}
+
+
 _ADDRESS = re.compile(r"(?P<host>\$\([^)]*\)|[A-Za-z0-9_.\-]*):(?P<port>\d{2,5})\b")
 _PORT_OPTION = re.compile(r"^(--port[= ])(\d{2,5})$")
 
@@ -66,12 +96,17 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     ports: dict[int, int] = field(default_factory=dict)  # the file's port -> the port it got here
+    after: dict[str, str] = field(default_factory=dict)  # launch name -> Compose condition to wait for
     proc: Proc | None = None
     started: float = 0.0
 
     @property
     def name(self) -> str:
-        return self.process.source.replace(" ", "-")
+        return _launch_name(self.process.source)
+
+    @property
+    def one_shot(self) -> bool:
+        return self.process.role in ONE_SHOTS
 
     def port(self, written: int) -> int:
         return self.ports[written]
@@ -134,6 +169,7 @@ class DeploymentRun:
         self.server_url = database_url
         self.secret = secret or f"deployment-files-{self.uid}-not-a-production-secret-0123456789"
         self.databases: list[str] = []
+        self.directories: list[Path] = []  # outside `tmp`, which the postgres user cannot reach
         self.ports = PortMap()
         self.launches: list[Launch] = []
 
@@ -168,16 +204,17 @@ class DeploymentRun:
         services = set(data["services"])
         var = self.tmp / "compose-var"
         var.mkdir()
-        database_url = self.database("compose")
+        skipped = not_started()
+        database_url = self.database("compose") if "postgres" in skipped else None
         launches = []
         for p in compose_processes(data, {"DJANGO_SECRET_KEY": self.secret}):
-            if p.name in NOT_STARTED:
+            if p.name in skipped:
                 continue
             paths = {IMAGE_VAR: str(var), IMAGE_WORKDIR: str(ROOT), **_volume_paths(data["services"][p.name])}
             env = {**self._base_env(var)}
             for name, value in p.env.items():
                 env[name] = _map_text(value, p.name, services, self.ports, paths)
-            if "DATABASE_URL" in p.env:
+            if "DATABASE_URL" in p.env and database_url is not None:  # the stand-in for the postgres service
                 env.pop("DATABASE_URL")
                 if database_url:
                     env["DATABASE_URL"] = database_url
@@ -187,7 +224,10 @@ class DeploymentRun:
             if p.role == "gateway":
                 _default_gateway_addresses(env, p.name, self.ports)
             argv = self._image_defaults(p, argv, var)
-            launches.append(Launch(p, argv, env, self.ports.of(p.name)))
+            after = {
+                _launch_name(f"compose service {d}"): c for d, c in p.depends_on.items() if d not in skipped
+            }
+            launches.append(Launch(p, argv, env, self.ports.of(p.name), after))
         return launches
 
     def _image_defaults(self, p: Process, argv: list[str], var: Path) -> list[str]:
@@ -200,7 +240,29 @@ class DeploymentRun:
             data.mkdir()
             port = self.ports.get(p.name, 6379)
             return [*argv, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data), "--save", ""]
+        if p.role == "postgres":
+            return self._postgres(p, argv)
         return argv
+
+    def _postgres(self, p: Process, argv: list[str]) -> list[str]:
+        """The command as written, after the image entrypoint's initdb, as the postgres user."""
+        bindir = postgres_bindir()
+        assert bindir
+        owner = pwd.getpwnam("postgres")
+        home = Path(tempfile.mkdtemp(prefix="deploy-pg-"))
+        self.directories.append(home)
+        (home / "pw").write_text(p.env["POSTGRES_PASSWORD"])
+        for path in (home, home / "pw"):
+            os.chown(path, owner.pw_uid, owner.pw_gid)
+        script = (
+            f'{bindir}/initdb -D "$0/data" -U "$POSTGRES_USER" --pwfile="$0/pw" --auth-local=trust'
+            f' --auth-host=scram-sha-256 >/dev/null && exec {bindir}/postgres -D "$0/data" "$@"'
+        )
+        port = self.ports.get(p.name, 5432)
+        return [
+            "setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--", "sh", "-c", script,
+            str(home), *argv[1:], "-p", str(port), "-c", "listen_addresses=127.0.0.1", "-k", str(home),
+        ]  # fmt: skip
 
     # --- Procfile ------------------------------------------------------------------------------------------
     def procfile_launches(self, redis_url: str = "") -> list[Launch]:
@@ -224,13 +286,14 @@ class DeploymentRun:
             )
         launches = []
         migrate = Process("migrate", [str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput"], {},
-                          "Procfile header: migrate")  # fmt: skip
+                          "Procfile migrate, from its header")  # fmt: skip
         for p in [migrate, *procfile_processes(load_procfile())]:
             full = {**env, **{k: _map_addresses(v, "procfile", set(), self.ports) for k, v in p.env.items()}}
             if p.role == "gateway":
                 _default_gateway_addresses(full, "procfile", self.ports)
             argv = [_map_text(a, "procfile", set(), self.ports, {}) for a in p.argv]
-            launches.append(Launch(p, argv, full, {}))
+            after = {} if p is migrate else {_launch_name(migrate.source): "service_completed_successfully"}
+            launches.append(Launch(p, argv, full, {}, after))
         for launch in launches:
             launch.ports = self.ports.of("procfile")
         return launches
@@ -272,6 +335,8 @@ class DeploymentRun:
                 launch.proc.log.close()
         for db in self.databases:
             self._admin(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+        for directory in self.directories:
+            shutil.rmtree(directory, ignore_errors=True)
         urls = {x.env.get("REDIS_URL", "") for x in self.launches if x.process.source.startswith("Procfile")}
         for url in urls - {""}:
             self._drop_redis_keys(url)
@@ -285,6 +350,10 @@ class DeploymentRun:
             if keys:
                 client.delete(*keys)
         client.close()
+
+
+def _launch_name(source: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", source)
 
 
 def _volume_paths(service: dict) -> dict[str, str]:
@@ -327,6 +396,24 @@ def _redis_pong(port: int) -> bool:
         return False
 
 
+def _postgres_ready(port: int, env: dict[str, str]) -> bool:
+    """The server answers with the image's user and password; POSTGRES_DB is created then, as the image's
+    entrypoint does before it reports ready."""
+    import psycopg
+
+    user, password, db = env["POSTGRES_USER"], env["POSTGRES_PASSWORD"], env["POSTGRES_DB"]
+    try:
+        with psycopg.connect(
+            host="127.0.0.1", port=port, user=user, password=password, dbname="postgres", autocommit=True,
+            connect_timeout=2,
+        ) as conn:  # fmt: skip
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{db}"')
+        return True
+    except psycopg.OperationalError:
+        return False
+
+
 def _address_port(value: str) -> int:
     address = host_port(value)
     assert address, f"not host:port: {value!r}"
@@ -351,6 +438,9 @@ def up_check(launch: Launch) -> tuple[str, Callable[[], bool]]:
     if p.role == "redis":
         port = int(launch.argv[launch.argv.index("--port") + 1])
         return f"PING on :{port}", lambda: _redis_pong(port)
+    if p.role == "postgres":
+        port = int(launch.argv[launch.argv.index("-p") + 1])
+        return f"SELECT 1 on :{port} as {env['POSTGRES_USER']}", lambda: _postgres_ready(port, env)
     if p.role == "flower":
         port = command_listen_ports(launch.argv)[0]
         return f"GET :{port}/healthcheck", lambda: _http_ok(f"http://127.0.0.1:{port}/healthcheck", "OK")

@@ -34,6 +34,7 @@ from tests.infra.deployment import (
     code_env_names,
     command_listen_ports,
     compose_processes,
+    depends_on,
     gateway_address_variables,
     gateway_listen_addresses,
     haproxy_env_names,
@@ -258,12 +259,8 @@ def test_procfile_processes_listen_on_distinct_ports():
 def test_depends_on_names_services_that_can_meet_the_condition():
     services = load_compose()["services"]
     for name, service in services.items():
-        depends = service.get("depends_on") or {}
-        if isinstance(depends, list):
-            depends = {d: {"condition": "service_started"} for d in depends}
-        for other, rule in depends.items():
+        for other, condition in depends_on(service).items():
             assert other in services, f"service {name} depends on {other}, which does not exist"
-            condition = rule.get("condition", "service_started")
             if condition == "service_healthy":
                 assert "healthcheck" in services[other], (
                     f"{name} waits for {other} to be healthy: no healthcheck"
