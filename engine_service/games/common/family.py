@@ -1,18 +1,33 @@
 """What the Marco Polo family's states share (Voyages, Marco Polo II): the family base state and the effect
-kinds both games have in the same form (the character draft, a good, two different goods).
+kinds both games have in the same form (the character draft, a good, two different goods, posts and a
+post relocated).
 
-Pure: no Django, no I/O, no RNG of its own. `FamilyState` is an `EffectStackState` with the event log, the
-turn order and gaining a bundle (a game may add to a gain, as Marco Polo II's Abha does for jade). A game
-declares its own fields, data and rules. Nothing here knows a game's tables.
+Pure: no Django, no I/O, no RNG of its own. `FamilyState` is an `EffectStackState` holding the fields
+both games have in the same form (characters, resources, dice, post counts, the dice spaces, the turn and
+round counters, the event log, the final breakdown). It keeps the turn and round scaffolding, the post
+placement loop, the views' shared part and the result. A game declares its other fields, data and rules
+and fills the hooks (`_start_round`, `_final_scores`, `_arrive_in`, `_public_facts`, `_own_goals`,
+`_revealed`; optionally `_turn_ended`, `_round_ended`, `_next_round`, `_post_removed`, `node_name`, `_gain`).
+Nothing here knows a game's tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from abc import abstractmethod
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, NotRequired
 
-from engine_service.games.base import Action, JsonDict
-from engine_service.games.common.effects import ChoiceEffect, EffectBase, EffectStackState
+from engine_service.games.base import Action, GameResult, JsonDict
+from engine_service.games.common.effects import (
+    AutoEffect,
+    ChoiceEffect,
+    Effect,
+    EffectBase,
+    EffectStackState,
+    Phase,
+)
 from engine_service.games.common.resources import gain
+from engine_service.games.rng import ChanceRng
 
 GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
 GOODS = ("pepper", "silk", "gold")
@@ -20,14 +35,44 @@ EVENTS_KEPT = 24
 
 
 class FamilyState(EffectStackState):
-    """The part of a Marco Polo family state both games share (the attributes are the games' own)."""
+    """The part of a Marco Polo family state both games share. A game names its `RESOURCES`, `POSTS`,
+    `BOARD_SPACES` (the dice spaces kept in `spaces`), `MILESTONES` (posts placed -> points) and
+    `PRIVATE_FIELDS`, and declares its other fields itself."""
 
-    chars: list[str]
-    res: list[dict[str, int]]
-    draft_pool: list[str]
-    events: list[JsonDict]
-    round: int
+    RESOURCES: ClassVar[tuple[str, ...]]
+    POSTS: ClassVar[int]
+    BOARD_SPACES: ClassVar[Iterable[str]]
+    MILESTONES: ClassVar[Mapping[int, int]]
+    PRIVATE_FIELDS: ClassVar[tuple[str, ...]]
+    ROUNDS: ClassVar[int] = 5
+    posts: list[list[Any]]
+    goal_offers: list[list[Any]]
+    posts_this_turn: list[Any]
 
+    def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
+        super().__init__(num_players=num_players, options=options, rng=rng)
+        n = num_players
+        self.chars: list[str] = [""] * n
+        self.res: list[dict[str, int]] = [dict.fromkeys(self.RESOURCES, 0) for _ in range(n)]
+        self.dice: list[list[str]] = [[] for _ in range(n)]
+        self.posts_left: list[int] = [self.POSTS] * n
+        self.posts_placed: list[int] = [0] * n
+        self.spaces: dict[str, list[list[Any]]] = {name: [] for name in self.BOARD_SPACES}
+        self.khan: list[list[Any]] = []
+        self.black_left = 0
+        self.round = 0
+        self.turn_seat = 0
+        self.phase: str = Phase.SETUP
+        self.main_done = False
+        self.black_bought = False
+        self.pending: list[Effect] = []
+        self.draft_pool: list[str] = []
+        self.turns = 0
+        self.events: list[JsonDict] = []
+        self.end_reason: str | None = None
+        self.final: list[JsonDict] | None = None
+
+    # --- small helpers ----------------------------------------------------------------------------------
     def _log(self, event: JsonDict) -> None:
         self.events.append({"round": self.round, **event})
         if len(self.events) > EVENTS_KEPT:
@@ -39,8 +84,208 @@ class FamilyState(EffectStackState):
     def _gain(self, seat: int, bundle: Mapping[str, int], times: int = 1) -> None:
         gain(self.res[seat], bundle, times)
 
+    # --- turns and rounds -------------------------------------------------------------------------------
+    def _begin_turn(self) -> None:
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn = []
+
+    def _end_turn(self) -> None:
+        """The next seat holding dice has the turn; when none does, the round ends."""
+        self.turns += 1
+        self._turn_ended()
+        self.main_done = False
+        self.black_bought = False
+        self.posts_this_turn = []
+        for offset in range(1, self.num_players + 1):
+            seat = (self.turn_seat + offset) % self.num_players
+            if self.dice[seat]:
+                self.turn_seat = seat
+                self._begin_turn()
+                return
+        self._end_round()
+
+    def _turn_ended(self) -> None:
+        """What a game settles when a turn ends, before the next one begins (default: nothing)."""
+
+    def _end_round(self) -> None:
+        self._round_ended()
+        self._log({"event": "round_end", "round": self.round})
+        if self.round >= self.ROUNDS:
+            self._finish("completed")
+            return
+        self._next_round()
+
+    def _round_ended(self) -> None:
+        """What a game clears when a round ends, before the round-end event (default: nothing)."""
+
+    def _next_round(self) -> None:
+        self._start_round()
+
+    @abstractmethod
+    def _start_round(self) -> None: ...
+
+    def _finish(self, reason: str) -> None:
+        breakdown = self._final_scores()
+        for seat, parts in enumerate(breakdown):
+            self.res[seat]["vp"] += int(parts["total"])
+        self.final = breakdown
+        self.phase = Phase.OVER
+        self.pending = []
+        self.end_reason = reason
+        self._log({"event": "game_end", "reason": reason})
+
+    @abstractmethod
+    def _final_scores(self) -> list[JsonDict]:
+        """Each seat's final scoring breakdown (with its "total"), added to its points by `_finish`."""
+
+    # --- posts ------------------------------------------------------------------------------------------
+    def _place_posts(self, effect: PostsEffect) -> None:
+        """Place posts in `nodes` in order (with none left, a post is relocated first); bonuses are
+        collected and taken after the last post (quiet posts bring none)."""
+        seat = int(effect["seat"])
+        nodes = list(effect["nodes"])
+        bonuses = list(effect["bonuses"])
+        quiet = bool(effect.get("quiet"))
+        while nodes:
+            node = nodes.pop(0)
+            if node in self.posts[seat]:
+                continue
+            if self.posts_left[seat] <= 0:
+                relocate = RelocateEffect(t=Relocate.kind, seat=seat, node=node)
+                self._push([relocate, self._posts_effect(seat, nodes, bonuses, quiet)])
+                return
+            self.posts_left[seat] -= 1
+            self.posts_placed[seat] += 1
+            milestone = self.MILESTONES.get(self.posts_placed[seat], 0)
+            self.res[seat]["vp"] += milestone
+            self._log({"event": "post", "seat": seat, "city": node, "milestone_vp": milestone})
+            found = self._arrive_in(seat, node)
+            if not quiet:
+                bonuses += found
+        self._push(bonuses)
+
+    def _posts_effect(
+        self, seat: int, nodes: list[Any], bonuses: list[EffectBase], quiet: bool
+    ) -> PostsEffect:
+        """The posts still to place after a relocation (a game that has quiet posts keeps the flag)."""
+        return PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses)
+
+    @abstractmethod
+    def _arrive_in(self, seat: int, node: Any) -> list[EffectBase]:
+        """Put the post on the map and return the bonus effects of that city."""
+
+    def _relocate(self, seat: int, old: Any, new: Any) -> None:
+        """Move the post in `old` to `new`; its bonuses join the posts being placed (unless quiet)."""
+        self.posts[seat] = [n for n in self.posts[seat] if n != old]
+        self._post_removed(seat, old)
+        self._log({"event": "relocate", "seat": seat, "from": old, "to": new})
+        bonuses = self._arrive_in(seat, new)
+        top = self.pending[0] if self.pending else None
+        if top is not None and top["t"] == Posts.kind and int(top["seat"]) == seat:
+            if not top.get("quiet"):
+                self.pending[0] = {**top, "bonuses": [*top["bonuses"], *bonuses]}
+        else:
+            self._push(bonuses)
+
+    def _post_removed(self, seat: int, node: Any) -> None:
+        """What a game undoes when a post leaves a city (default: nothing)."""
+
+    def node_name(self, node: Any) -> str:
+        """A node's id in action ids."""
+        return str(node)
+
+    # --- end and views ----------------------------------------------------------------------------------
+    def is_over(self) -> bool:
+        return self.phase == Phase.OVER
+
+    def result(self) -> GameResult:
+        if not self.is_over():
+            raise ValueError("the game is not over")
+        scores = [r["vp"] for r in self.res]
+        camels = [r["camels"] for r in self.res]
+        return GameResult.from_keys(scores, camels, self.end_reason or "completed")
+
+    def _public(self) -> JsonDict:
+        """The state without its private fields, with the game's public facts about them."""
+        payload = self._payload()
+        for name in self.PRIVATE_FIELDS:
+            del payload[name]
+        current = self.current_seats()
+        payload.update(
+            {
+                "game_id": self.spec.game_id,
+                "step": self.step,
+                "num_players": self.num_players,
+                "options": dict(self.options),
+                "current_seat": current[0] if current else None,
+                **self._public_facts(),
+            }
+        )
+        return payload
+
+    @abstractmethod
+    def _public_facts(self) -> JsonDict:
+        """What everyone may know of the private fields (pile sizes, counts, unseen sets)."""
+
+    def observation(self, seat: int) -> JsonDict:
+        view = self._public()
+        view["seat"] = seat
+        view.update(self._own_goals(seat))
+        view["goal_offer"] = list(self.goal_offers[seat])
+        return view
+
+    @abstractmethod
+    def _own_goals(self, seat: int) -> JsonDict:
+        """The seat's own goal cards, as its observation names them."""
+
+    def spectator_view(self, *, reveal: bool = False) -> JsonDict:
+        view = self._public()
+        view["seat"] = None
+        if reveal:
+            view.update(self._revealed())
+        return view
+
+    @abstractmethod
+    def _revealed(self) -> JsonDict:
+        """Every hidden card, for the spectator view once the game is over."""
+
 
 # --- effect kinds both games have --------------------------------------------------------------------------
+class PostsEffect(EffectBase):
+    nodes: list[Any]  # cities still to get a post, in order
+    bonuses: list[EffectBase]  # the effects collected so far, pushed after the last post
+    quiet: NotRequired[bool]  # Marco Polo II's Q7 alternative: these posts bring no bonus
+
+
+class RelocateEffect(EffectBase):
+    node: Any  # the city that wants a post while none is left
+
+
+class Posts(AutoEffect[FamilyState, PostsEffect]):
+    kind = "posts"
+
+    def run(self, state: FamilyState, effect: PostsEffect) -> None:
+        state._place_posts(effect)
+
+
+class Relocate(ChoiceEffect[FamilyState, RelocateEffect]):
+    """No post left: move one of the seat's posts to `node`."""
+
+    kind = "relocate"
+
+    def actions(self, state: FamilyState, effect: RelocateEffect) -> list[Action]:
+        return [
+            Action(f"relocate:{state.node_name(node)}", "relocate", {"from": node, "to": effect["node"]})
+            for node in sorted(state.posts[int(effect["seat"])])
+            if node != effect["node"]
+        ]
+
+    def resolve(self, state: FamilyState, effect: RelocateEffect, action: Action) -> None:
+        state.pending.pop(0)
+        state._relocate(int(effect["seat"]), action.details["from"], action.details["to"])
+
+
 class Draft(ChoiceEffect[FamilyState, EffectBase]):
     """The character draft: one of the characters still in the pool."""
 
@@ -90,4 +335,15 @@ def simple(kind: str, seat: int) -> EffectBase:
     return EffectBase(t=kind, seat=seat)
 
 
-__all__ = ["GOOD_PAIRS", "Draft", "FamilyState", "Good", "Goods2", "simple"]
+__all__ = [
+    "GOOD_PAIRS",
+    "Draft",
+    "FamilyState",
+    "Good",
+    "Goods2",
+    "Posts",
+    "PostsEffect",
+    "Relocate",
+    "RelocateEffect",
+    "simple",
+]

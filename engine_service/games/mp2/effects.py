@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NotRequired
 from engine_service.games.base import Action
 from engine_service.games.common.dice import COLOUR, kind_of
 from engine_service.games.common.effects import AutoEffect, ChoiceEffect, EffectBase, choice_kinds, registry
-from engine_service.games.common.family import Draft, Good, Goods2
+from engine_service.games.common.family import Draft, Good, Goods2, Posts, PostsEffect, Relocate
 from engine_service.games.common.resources import max_times_with, pay_with
 from engine_service.games.mp2.tables import (
     BOOKS,
@@ -87,10 +87,6 @@ class ExtraPostEffect(EffectBase):
     candidates: list[str]  # cities passed where the upper Travel's extra post may go
 
 
-class RelocateEffect(EffectBase):
-    node: str  # the city that wants a post while none is left
-
-
 class PickEffect(EffectBase):
     taken: list[list[Any]]  # [city, slot] taken so far
 
@@ -144,12 +140,6 @@ class RewardEffect(EffectBase):
 class PlaceNewEffect(EffectBase):
     cards: list[str]  # contracts to add to the seat's active ones
     coins: NotRequired[int]  # the Contracts action's 3 coins
-
-
-class PostsEffect(EffectBase):
-    nodes: list[str]  # cities still to get a post, in order
-    bonuses: list[EffectBase]  # effects collected so far, pushed after the last post
-    quiet: NotRequired[bool]  # Q7 alternative: these posts bring no bonus
 
 
 def reward_effect(seat: int, bundle: Mapping[str, Any]) -> RewardEffect:
@@ -534,30 +524,6 @@ class ExtraPost(ChoiceEffect["Mp2State", ExtraPostEffect]):
         else:
             nodes += [str(extra)] if extra else []
             state._push([PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[])])
-
-
-class Posts(AutoEffect["Mp2State", PostsEffect]):
-    kind = "posts"
-
-    def run(self, state: Mp2State, effect: PostsEffect) -> None:
-        state._place_posts(effect)
-
-
-class Relocate(ChoiceEffect["Mp2State", RelocateEffect]):
-    """No post left: move one of the seat's posts to `node`."""
-
-    kind = "relocate"
-
-    def actions(self, state: Mp2State, effect: RelocateEffect) -> list[Action]:
-        return [
-            Action(f"relocate:{city}", "relocate", {"from": city, "to": effect["node"]})
-            for city in sorted(state.posts[int(effect["seat"])])
-            if city != effect["node"]
-        ]
-
-    def resolve(self, state: Mp2State, effect: RelocateEffect, action: Action) -> None:
-        state.pending.pop(0)
-        state._relocate(int(effect["seat"]), str(action.details["from"]), str(action.details["to"]))
 
 
 class Mongke(ChoiceEffect["Mp2State", CountEffect]):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine_service.games.base import Action, GameResult, JsonDict
+from engine_service.games.base import Action, JsonDict
 from engine_service.games.common import cardrow
 from engine_service.games.common.dice import (
     COLOUR,
@@ -30,7 +30,16 @@ from engine_service.games.common.dice import (
     roll,
 )
 from engine_service.games.common.effects import EffectBase, Phase
-from engine_service.games.common.family import GOOD_PAIRS, Draft, FamilyState, Good, Goods2, simple
+from engine_service.games.common.family import (
+    GOOD_PAIRS,
+    Draft,
+    FamilyState,
+    Good,
+    Goods2,
+    Posts,
+    PostsEffect,
+    simple,
+)
 from engine_service.games.common.resources import can_afford_with, gain, pay_with
 from engine_service.games.mp2.effects import (
     EFFECTS,
@@ -62,10 +71,6 @@ from engine_service.games.mp2.effects import (
     Pick,
     PickEffect,
     PileContract,
-    Posts,
-    PostsEffect,
-    Relocate,
-    RelocateEffect,
     Repeat,
     ReturnTile,
     ReturnTileEffect,
@@ -208,26 +213,25 @@ class Mp2State(FamilyState):
 
     EFFECTS = EFFECTS
     STEP_CAP = STEP_CAP
+    RESOURCES = RESOURCES
+    POSTS = POSTS
+    BOARD_SPACES = tuple(BLUE)
+    MILESTONES = MILESTONES
+    PRIVATE_FIELDS = PRIVATE_FIELDS
+    ROUNDS = ROUNDS
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
         n = num_players
-        self.chars: list[str] = [""] * n
-        self.res: list[dict[str, int]] = [dict.fromkeys(RESOURCES, 0) for _ in range(n)]
         self.extra_shields: list[int] = [0] * n
-        self.dice: list[list[str]] = [[] for _ in range(n)]
         self.spare_figs: list[list[int]] = [[] for _ in range(n)]  # Donata's figures, by colour index
-        self.posts: list[list[str]] = [[] for _ in range(n)]
-        self.posts_left: list[int] = [POSTS] * n
-        self.posts_placed: list[int] = [0] * n
-        self.figures: list[list[str]] = [[BEIJING] for _ in range(n)]
-        self.active: list[list[str]] = [[] for _ in range(n)]
         self.done: list[list[str]] = [[] for _ in range(n)]
+        self.posts: list[list[str]] = [[] for _ in range(n)]
         self.goals: list[str] = [""] * n
+        self.figures: list[list[str]] = [[BEIJING] for _ in range(n)]
         self.goal_offers: list[list[str]] = [[] for _ in range(n)]
+        self.active: list[list[str]] = [[] for _ in range(n)]
         self.seals: list[dict[str, int]] = [{} for _ in range(n)]  # seal -> 1 basic, 2 improved
-        self.spaces: dict[str, list[list[Any]]] = {name: [] for name in BLUE}
-        self.khan: list[list[Any]] = []
         self.brown: dict[str, list[Any]] = {}
         self.cards: dict[str, str] = {}
         self.card_deck: list[str] = []
@@ -242,25 +246,13 @@ class Mp2State(FamilyState):
         self.offer_piles: dict[str, list[str]] = {}
         self.offer_now: dict[str, str] = {}
         self.offer_box: dict[str, str] = {}
-        self.black_left = 0
-        self.round = 0
         self.first_player = 0
         self.next_first: int | None = None
         self.travel_rank = 0
-        self.turn_seat = 0
-        self.phase: str = Phase.SETUP
-        self.main_done = False
-        self.black_bought = False
         self.posts_this_turn: list[str] = []
-        self.pending: list[dict[str, Any]] = []
-        self.draft_pool: list[str] = []
         self.vidal_sold: list[bool] = [False] * n
         self.tiles: dict[str, str] = {}  # route tile -> up | down | held
         self.caravans: list[list[dict[str, Any]]] = [[] for _ in range(n)]
-        self.turns = 0
-        self.events: list[JsonDict] = []
-        self.end_reason: str | None = None
-        self.final: list[JsonDict] | None = None
 
     # --- setup ------------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -440,24 +432,8 @@ class Mp2State(FamilyState):
             cities += [c for c in SPECIAL_CITIES if c in self.posts[seat]]
         return cities
 
-    def _begin_turn(self) -> None:
-        self.main_done = False
-        self.black_bought = False
-        self.posts_this_turn = []
-
-    def _end_turn(self) -> None:
-        self.turns += 1
+    def _turn_ended(self) -> None:
         self._refill_contracts()
-        self.main_done = False
-        self.black_bought = False
-        self.posts_this_turn = []
-        for offset in range(1, self.num_players + 1):
-            seat = (self.turn_seat + offset) % self.num_players
-            if self.dice[seat]:
-                self.turn_seat = seat
-                self._begin_turn()
-                return
-        self._end_round()
 
     def _refill_contracts(self) -> None:
         for city in CONTRACT_CITIES:
@@ -477,22 +453,8 @@ class Mp2State(FamilyState):
         if not CONTRACTS[cid]["start"]:
             cardrow.put_bottom(self.pile, [cid])  # type: ignore[arg-type, list-item]
 
-    def _end_round(self) -> None:
-        self._log({"event": "round_end", "round": self.round})
-        if self.round >= ROUNDS:
-            self._finish("completed")
-            return
-        self._start_round()
-
-    def _finish(self, reason: str) -> None:
-        breakdown = final_scores(self)
-        for seat, parts in enumerate(breakdown):
-            self.res[seat]["vp"] += int(parts["total"])
-        self.final = breakdown
-        self.phase = Phase.OVER
-        self.pending = []
-        self.end_reason = reason
-        self._log({"event": "game_end", "reason": reason})
+    def _final_scores(self) -> list[JsonDict]:
+        return final_scores(self)
 
     def _turn_is_over(self, seat: int) -> bool:
         return not self.dice[seat] and len(self._turn_actions(seat)) == 1
@@ -1043,34 +1005,6 @@ class Mp2State(FamilyState):
                 out.append((end, steps, {"coins": total[0], "camels": total[1], "jade": total[2]}, walked))
         return out
 
-    def _place_posts(self, effect: PostsEffect) -> None:
-        """Place posts in `nodes` in order; bonuses are collected and taken after the last post."""
-        seat = int(effect["seat"])
-        nodes = list(effect["nodes"])
-        bonuses = list(effect["bonuses"])
-        quiet = bool(effect.get("quiet"))
-        while nodes:
-            node = nodes.pop(0)
-            if node in self.posts[seat]:
-                continue
-            if self.posts_left[seat] <= 0:
-                self._push(
-                    [
-                        RelocateEffect(t=Relocate.kind, seat=seat, node=node),
-                        PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses, quiet=quiet),
-                    ]
-                )
-                return
-            self.posts_left[seat] -= 1
-            self.posts_placed[seat] += 1
-            milestone = MILESTONES.get(self.posts_placed[seat], 0)
-            self.res[seat]["vp"] += milestone
-            self._log({"event": "post", "seat": seat, "city": node, "milestone_vp": milestone})
-            found = self._arrive_in(seat, node)
-            if not quiet:
-                bonuses += found
-        self._push(bonuses)
-
     def _arrive_in(self, seat: int, node: str) -> list[EffectBase]:
         """Put the post on the map and return the bonus effects of that city."""
         self.posts[seat] = [*self.posts[seat], node]
@@ -1091,15 +1025,10 @@ class Mp2State(FamilyState):
             effects.append(reward_effect(seat, SPECIAL_CITIES[node]["bonus"]))
         return effects
 
-    def _relocate(self, seat: int, old: str, new: str) -> None:
-        self.posts[seat] = [n for n in self.posts[seat] if n != old]
-        self._log({"event": "relocate", "seat": seat, "from": old, "to": new})
-        bonuses = self._arrive_in(seat, new)
-        if self.pending and self.pending[0]["t"] == "posts" and int(self.pending[0]["seat"]) == seat:
-            if not self.pending[0].get("quiet"):
-                self.pending[0] = {**self.pending[0], "bonuses": [*self.pending[0]["bonuses"], *bonuses]}
-        else:
-            self._push(bonuses)
+    def _posts_effect(
+        self, seat: int, nodes: list[Any], bonuses: list[EffectBase], quiet: bool
+    ) -> PostsEffect:
+        return PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses, quiet=quiet)
 
     # --- caravans ---------------------------------------------------------------------------------------
     def caravan_capacity(self, seat: int) -> int:
@@ -1167,16 +1096,6 @@ class Mp2State(FamilyState):
         self._push(effects)
 
     # --- end --------------------------------------------------------------------------------------------
-    def is_over(self) -> bool:
-        return self.phase == Phase.OVER
-
-    def result(self) -> GameResult:
-        if not self.is_over():
-            raise ValueError("the game is not over")
-        scores = [r["vp"] for r in self.res]
-        camels = [r["camels"] for r in self.res]
-        return GameResult.from_keys(scores, camels, self.end_reason or "completed")
-
     def upgrade_action_id(self, seat: int, action_id: str) -> str:
         """Ids renamed so that no id belongs to two kinds: a movement's `stop` is now `move:stop` (a caravan's
         stays `stop`), and a single contract taken as a bonus is `contract:take:<city>:<slot>` (the Contracts
@@ -1189,28 +1108,23 @@ class Mp2State(FamilyState):
         return action_id
 
     # --- views ------------------------------------------------------------------------------------------
-    def _public(self) -> JsonDict:
-        payload = self._payload()
-        for name in PRIVATE_FIELDS:
-            del payload[name]
-        payload.update(
-            {
-                "game_id": self.spec.game_id,
-                "step": self.step,
-                "num_players": self.num_players,
-                "options": dict(self.options),
-                "current_seat": self.current_seats()[0] if self.current_seats() else None,
-                "pile_size": len(self.pile),
-                "pile_known": list(self.pile[self.pile_hidden :]),
-                "card_deck_size": len(self.card_deck),
-                "offer_next": {k: (v[0] if v else None) for k, v in self.offer_piles.items()},
-                "offer_pile_sizes": {k: len(v) for k, v in self.offer_piles.items()},
-                "goal_kept": [bool(g) for g in self.goals],
-                "goal_offer_counts": [len(o) for o in self.goal_offers],
-                **self.unseen(),
-            }
-        )
-        return payload
+    def _public_facts(self) -> JsonDict:
+        return {
+            "pile_size": len(self.pile),
+            "pile_known": list(self.pile[self.pile_hidden :]),
+            "card_deck_size": len(self.card_deck),
+            "offer_next": {k: (v[0] if v else None) for k, v in self.offer_piles.items()},
+            "offer_pile_sizes": {k: len(v) for k, v in self.offer_piles.items()},
+            "goal_kept": [bool(g) for g in self.goals],
+            "goal_offer_counts": [len(o) for o in self.goal_offers],
+            **self.unseen(),
+        }
+
+    def _own_goals(self, seat: int) -> JsonDict:
+        return {"goal": self.goals[seat]}
+
+    def _revealed(self) -> JsonDict:
+        return {"all_goals": list(self.goals), "pile": list(self.pile), "card_deck": list(self.card_deck)}
 
     def unseen(self) -> JsonDict:
         """What no seat has seen, as sets (sorted): the pile's unseen top, the city-card deck and the offer
@@ -1222,22 +1136,6 @@ class Mp2State(FamilyState):
                 k: sorted([*self.offer_piles[k][1:], self.offer_box[k]]) for k in sorted(self.offer_piles)
             },
         }
-
-    def observation(self, seat: int) -> JsonDict:
-        view = self._public()
-        view["seat"] = seat
-        view["goal"] = self.goals[seat]
-        view["goal_offer"] = list(self.goal_offers[seat])
-        return view
-
-    def spectator_view(self, *, reveal: bool = False) -> JsonDict:
-        view = self._public()
-        view["seat"] = None
-        if reveal:
-            view["all_goals"] = list(self.goals)
-            view["pile"] = list(self.pile)
-            view["card_deck"] = list(self.card_deck)
-        return view
 
     # --- persistence ------------------------------------------------------------------------------------
     _FIELDS = (

@@ -22,7 +22,15 @@ from engine_service.games.common.effects import (
     choice_kinds,
     registry,
 )
-from engine_service.games.common.family import GOOD_PAIRS, Draft, Good, Goods2, simple
+from engine_service.games.common.family import (
+    GOOD_PAIRS,
+    Draft,
+    Good,
+    Goods2,
+    Posts,
+    Relocate,
+    simple,
+)
 from engine_service.games.common.resources import can_afford, gain, max_times, pay
 from engine_service.games.voyages.tables import (
     BAZAAR,
@@ -85,15 +93,6 @@ class MoveEffect(EffectBase):
     max: int  # steps
     per_step: dict[str, int]  # a cost paid per step (card 13: 2 camels)
     skip: bool  # the move may be declined
-
-
-class RelocateEffect(EffectBase):
-    node: int  # the city that wants a post while none is left
-
-
-class PostsEffect(EffectBase):
-    nodes: list[int]  # cities still to get a post, in order
-    bonuses: list[EffectBase]  # the effects collected so far, pushed after the last post
 
 
 class CardEffect(EffectBase):
@@ -461,30 +460,6 @@ class Move(ChoiceEffect["VoyagesState", MoveEffect]):
         state.pending.pop(0)
         if action.id != "skip":
             state._move(int(effect["seat"]), [action.details], table=False)
-
-
-class Posts(AutoEffect["VoyagesState", PostsEffect]):
-    kind = "posts"
-
-    def run(self, state: VoyagesState, effect: PostsEffect) -> None:
-        state._place_posts(effect)
-
-
-class Relocate(ChoiceEffect["VoyagesState", RelocateEffect]):
-    """No post left: move one of the seat's posts to `node`."""
-
-    kind = "relocate"
-
-    def actions(self, state: VoyagesState, effect: RelocateEffect) -> list[Action]:
-        return [
-            Action(f"relocate:{SLUG[node]}", "relocate", {"from": node, "to": effect["node"]})
-            for node in sorted(state.posts[int(effect["seat"])])
-            if node != effect["node"]
-        ]
-
-    def resolve(self, state: VoyagesState, effect: RelocateEffect, action: Action) -> None:
-        state.pending.pop(0)
-        state._relocate(int(effect["seat"]), int(action.details["from"]), int(action.details["to"]))
 
 
 # --- city cards --------------------------------------------------------------------------------------------

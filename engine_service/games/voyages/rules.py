@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine_service.games.base import Action, GameResult, JsonDict
+from engine_service.games.base import Action, JsonDict
 from engine_service.games.common import cardrow
 from engine_service.games.common.dice import (
     COLOUR,
@@ -30,7 +30,15 @@ from engine_service.games.common.dice import (
     value_of,
 )
 from engine_service.games.common.effects import EffectBase, Phase
-from engine_service.games.common.family import Draft, FamilyState, Good, Goods2, simple
+from engine_service.games.common.family import (
+    Draft,
+    FamilyState,
+    Good,
+    Goods2,
+    Posts,
+    PostsEffect,
+    simple,
+)
 from engine_service.games.common.resources import can_afford, gain, pay
 from engine_service.games.rng import ChanceRng
 from engine_service.games.voyages.effects import (
@@ -55,10 +63,6 @@ from engine_service.games.voyages.effects import (
     KeepGoals,
     Pick,
     PickEffect,
-    Posts,
-    PostsEffect,
-    Relocate,
-    RelocateEffect,
     Repeat,
     RepeatEffect,
     StartGame,
@@ -107,6 +111,7 @@ PILE_SIZE = 6
 KHAN_SLOTS = 4
 RESOURCES = ("coins", "camels", "pepper", "silk", "gold", "vp")
 PRIVATE_FIELDS = ("goals", "goal_offers", "round_piles", "special")
+MILESTONES = {8: 5, 9: 10, 11: 10}  # posts placed -> points
 
 SPACES: dict[str, SpaceDef] = {
     "coins5": SpaceDef("coins5", 1),
@@ -128,23 +133,22 @@ class VoyagesState(FamilyState):
 
     EFFECTS = EFFECTS
     STEP_CAP = STEP_CAP
+    RESOURCES = RESOURCES
+    POSTS = POSTS
+    BOARD_SPACES = tuple(SPACES)
+    MILESTONES = MILESTONES
+    PRIVATE_FIELDS = PRIVATE_FIELDS
+    ROUNDS = ROUNDS
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
         n = num_players
-        self.chars: list[str] = [""] * n
-        self.res: list[dict[str, int]] = [dict.fromkeys(RESOURCES, 0) for _ in range(n)]
-        self.dice: list[list[str]] = [[] for _ in range(n)]
-        self.posts: list[list[int]] = [[] for _ in range(n)]
-        self.posts_left: list[int] = [POSTS] * n
-        self.posts_placed: list[int] = [0] * n
         self.figures: list[list[int]] = [[VENEZIA] for _ in range(n)]
-        self.active: list[list[int]] = [[] for _ in range(n)]
-        self.done: list[list[int]] = [[] for _ in range(n)]
+        self.posts: list[list[int]] = [[] for _ in range(n)]
         self.goals: list[list[int]] = [[] for _ in range(n)]
+        self.active: list[list[int]] = [[] for _ in range(n)]
         self.goal_offers: list[list[int]] = [[] for _ in range(n)]
-        self.spaces: dict[str, list[list[Any]]] = {name: [] for name in SPACES}
-        self.khan: list[list[Any]] = []
+        self.done: list[list[int]] = [[] for _ in range(n)]
         self.cards: list[int] = []
         self.card_used: list[int | None] = [None] * len(CARD_SLOTS)
         self.outposts: dict[str, int] = {}
@@ -153,22 +157,10 @@ class VoyagesState(FamilyState):
         self.round_piles: list[list[int]] = []
         self.special: list[int] = []
         self.special_hidden = 0
-        self.black_left = 0
         self.beijing: list[int | None] = [None] * 4
-        self.round = 0
         self.start_player = 0
         self.last_travel: int | None = None
-        self.turn_seat = 0
-        self.phase: str = Phase.SETUP
-        self.main_done = False
-        self.black_bought = False
         self.posts_this_turn: list[int] = []
-        self.pending: list[dict[str, Any]] = []
-        self.draft_pool: list[str] = []
-        self.turns = 0
-        self.events: list[JsonDict] = []
-        self.end_reason: str | None = None
-        self.final: list[JsonDict] | None = None
 
     # --- setup ------------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -298,46 +290,22 @@ class VoyagesState(FamilyState):
         self._push(effects)
 
     def _begin_turn(self) -> None:
-        self.main_done = False
-        self.black_bought = False
-        self.posts_this_turn = []
+        super()._begin_turn()
         if not self.board:
             drawn = [c for c in (self._special_draw(), self._special_draw()) if c is not None]
             self.board = drawn
             self._log({"event": "special_to_board", "contracts": drawn})
 
-    def _end_turn(self) -> None:
-        self.turns += 1
-        self.main_done = False
-        self.black_bought = False
-        self.posts_this_turn = []
-        for offset in range(1, self.num_players + 1):
-            seat = (self.turn_seat + offset) % self.num_players
-            if self.dice[seat]:
-                self.turn_seat = seat
-                self._begin_turn()
-                return
-        self._end_round()
-
-    def _end_round(self) -> None:
+    def _round_ended(self) -> None:
         cardrow.put_bottom(self.special, self.board)
         self.board = []
-        self._log({"event": "round_end", "round": self.round})
-        if self.round >= ROUNDS:
-            self._finish("completed")
-            return
+
+    def _next_round(self) -> None:
         self.board = self.round_piles.pop(0)
         self._start_round()
 
-    def _finish(self, reason: str) -> None:
-        breakdown = final_scores(self)
-        for seat, parts in enumerate(breakdown):
-            self.res[seat]["vp"] += int(parts["total"])
-        self.final = breakdown
-        self.phase = Phase.OVER
-        self.pending = []
-        self.end_reason = reason
-        self._log({"event": "game_end", "reason": reason})
+    def _final_scores(self) -> list[JsonDict]:
+        return final_scores(self)
 
     def _turn_is_over(self, seat: int) -> bool:
         if self.dice[seat]:
@@ -800,33 +768,6 @@ class VoyagesState(FamilyState):
         if nodes:
             self._push([PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[])])
 
-    def _place_posts(self, effect: PostsEffect) -> None:
-        """Place posts in `nodes` in order; bonuses are collected and taken after the last post."""
-        seat = int(effect["seat"])
-        nodes = list(effect["nodes"])
-        bonuses = list(effect["bonuses"])
-        while nodes:
-            node = nodes.pop(0)
-            if node in self.posts[seat]:
-                continue
-            if self.posts_left[seat] <= 0:
-                self._push(
-                    [
-                        RelocateEffect(t=Relocate.kind, seat=seat, node=node),
-                        PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses),
-                    ]
-                )
-                return
-            self.posts_left[seat] -= 1
-            self.posts_placed[seat] += 1
-            placed = self.posts_placed[seat]
-            milestone = {8: 5, 9: 10, 11: 10}.get(placed, 0)
-            if milestone:
-                self.res[seat]["vp"] += milestone
-            self._log({"event": "post", "seat": seat, "city": node, "milestone_vp": milestone})
-            bonuses += self._arrive_in(seat, node)
-        self._push(bonuses)
-
     def _arrive_in(self, seat: int, node: int) -> list[EffectBase]:
         """Put the post on the map and return the bonus effects of that city."""
         self.posts[seat] = [*self.posts[seat], node]
@@ -847,65 +788,33 @@ class VoyagesState(FamilyState):
             return [self._city_bonus_effect(seat, node)]
         return []
 
-    def _relocate(self, seat: int, old: int, new: int) -> None:
-        self.posts[seat] = [n for n in self.posts[seat] if n != old]
-        if old == BEIJING:
+    def _post_removed(self, seat: int, node: int) -> None:
+        if node == BEIJING:
             self.beijing = [None if s == seat else s for s in self.beijing]
-        self._log({"event": "relocate", "seat": seat, "from": old, "to": new})
-        bonuses = self._arrive_in(seat, new)
-        if self.pending and self.pending[0]["t"] == "posts" and int(self.pending[0]["seat"]) == seat:
-            self.pending[0] = {**self.pending[0], "bonuses": [*self.pending[0]["bonuses"], *bonuses]}
-        else:
-            self._push(bonuses)
 
-    # --- end --------------------------------------------------------------------------------------------
-    def is_over(self) -> bool:
-        return self.phase == Phase.OVER
-
-    def result(self) -> GameResult:
-        if not self.is_over():
-            raise ValueError("the game is not over")
-        scores = [r["vp"] for r in self.res]
-        camels = [r["camels"] for r in self.res]
-        return GameResult.from_keys(scores, camels, self.end_reason or "completed")
+    def node_name(self, node: int) -> str:
+        return SLUG[node]
 
     # --- views ------------------------------------------------------------------------------------------
-    def _public(self) -> JsonDict:
-        payload = self._payload()
-        for name in PRIVATE_FIELDS:
-            del payload[name]
+    def _public_facts(self) -> JsonDict:
         hidden = self.special_hidden
-        payload.update(
-            {
-                "game_id": self.spec.game_id,
-                "step": self.step,
-                "num_players": self.num_players,
-                "options": dict(self.options),
-                "current_seat": self.current_seats()[0] if self.current_seats() else None,
-                "round_pile_sizes": [len(p) for p in self.round_piles],
-                "special_known": list(self.special[hidden:]),
-                "goal_counts": [len(g) for g in self.goals],
-                "goal_offer_counts": [len(g) for g in self.goal_offers],
-                "unseen_contracts": self.unseen_contracts(),
-            }
-        )
-        return payload
+        return {
+            "round_pile_sizes": [len(p) for p in self.round_piles],
+            "special_known": list(self.special[hidden:]),
+            "goal_counts": [len(g) for g in self.goals],
+            "goal_offer_counts": [len(g) for g in self.goal_offers],
+            "unseen_contracts": self.unseen_contracts(),
+        }
 
-    def observation(self, seat: int) -> JsonDict:
-        view = self._public()
-        view["seat"] = seat
-        view["goals"] = list(self.goals[seat])
-        view["goal_offer"] = list(self.goal_offers[seat])
-        return view
+    def _own_goals(self, seat: int) -> JsonDict:
+        return {"goals": list(self.goals[seat])}
 
-    def spectator_view(self, *, reveal: bool = False) -> JsonDict:
-        view = self._public()
-        view["seat"] = None
-        if reveal:
-            view["all_goals"] = [list(g) for g in self.goals]
-            view["round_piles"] = [list(p) for p in self.round_piles]
-            view["special"] = list(self.special)
-        return view
+    def _revealed(self) -> JsonDict:
+        return {
+            "all_goals": [list(g) for g in self.goals],
+            "round_piles": [list(p) for p in self.round_piles],
+            "special": list(self.special),
+        }
 
     # --- persistence ------------------------------------------------------------------------------------
     _FIELDS = (
