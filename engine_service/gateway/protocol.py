@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import orjson
+
 from engine_service.gateway.codegen import ensure_generated
 
 ensure_generated()
@@ -78,16 +80,36 @@ def _not_json(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _make_encoder() -> Callable[[Any], str]:
-    """Compact JSON, as `json.dumps(data, separators=(",", ":"))` writes it, at less cost per call: one
-    encoder built once, called directly (the C one when there is one), without the circular-reference
-    bookkeeping (observations and action details are trees: a cycle fails with a RecursionError)."""
+def _standard_encoder() -> Callable[[Any], str]:
+    """Compact JSON, as `json.dumps(data, separators=(",", ":"))` writes it: one encoder built once, called
+    directly (the C one when there is one), without the circular-reference bookkeeping (observations and
+    action details are trees: a cycle fails with a RecursionError)."""
     make = getattr(json.encoder, "c_make_encoder", None)  # private to CPython: not in typeshed
     if make is None:
         return json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
     encode = make(None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
     join = "".join
     return lambda data: join(encode(data, 0))
+
+
+def _make_encoder() -> Callable[[Any], str]:
+    """The standard encoder's compact JSON at a tenth of its cost: orjson writes it, and its text is kept
+    when it is ASCII (as the standard encoder's always is: it escapes the rest); text with other characters,
+    and anything orjson refuses (a type that is not JSON, an integer over 64 bits), go to the standard
+    encoder, which gives the same text or the same error. Only numbers may be written differently: `1e16`
+    for `1e+16` (the same value), and `null` where the standard encoder writes NaN or Infinity (not JSON)."""
+    standard = _standard_encoder()
+    fast = orjson.dumps
+    option = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+    def encode(data: Any) -> str:
+        try:
+            text = fast(data, default=_not_json, option=option)
+        except TypeError:
+            return standard(data)
+        return text.decode("ascii") if text.isascii() else standard(data)
+
+    return encode
 
 
 _ENCODE = _make_encoder()
