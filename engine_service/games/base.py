@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import pairwise
-from typing import Any
+from typing import Any, ClassVar, Self, cast
 
+from engine_service.games.fields import Copy, Layout, StateField, collect, json_copy
 from engine_service.games.rng import ChanceRng
 
 JsonDict = dict[str, Any]
@@ -105,23 +106,40 @@ class GameResult:
         return GameResult(list(scores), ranks, list(tiebreaks), reason)
 
 
-def json_copy(value: Any) -> Any:
-    """A deep copy of plain JSON data (dicts, lists, scalars), much faster than `copy.deepcopy`."""
-    if isinstance(value, list):
-        return [json_copy(v) for v in value]
-    if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
-    return value
-
-
 def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class GameState(ABC):
-    """One game in progress. Subclasses implement the underscored hooks and the views."""
+    """One game in progress. Subclasses implement the underscored hooks and the views, and declare their
+    game-specific fields once with `fields.state_field`; the start values, the payload, its loading, `clone`
+    and `PRIVATE_FIELDS` are derived from the declarations (`__init_subclass__`)."""
 
     spec: GameSpec
+    _STATE_FIELDS: ClassVar[tuple[StateField, ...]] = ()
+    PRIVATE_FIELDS: ClassVar[tuple[str, ...]] = ()  # the declared fields some seat may not see
+    _PER_SEAT: ClassVar[tuple[str, ...]] = ()
+    _SHALLOW: ClassVar[tuple[str, ...]] = ()
+    _ITEMS: ClassVar[tuple[str, ...]] = ()
+    _DEEP: ClassVar[tuple[str, ...]] = ()
+    _NESTED: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = collect(vars(cls))
+        if not declared:
+            return
+        for declaration in declared:
+            delattr(cls, declaration.name)  # an instance holds the value; the class keeps only the layout
+        layout = Layout(cls._STATE_FIELDS + declared)
+        cls._STATE_FIELDS = layout.fields
+        cls._FIELDS = layout.names
+        cls.PRIVATE_FIELDS = layout.private
+        cls._PER_SEAT = layout.per_seat
+        cls._SHALLOW = layout.copied(Copy.SHALLOW)
+        cls._ITEMS = layout.copied(Copy.ITEMS)
+        cls._DEEP = layout.copied(Copy.DEEP)
+        cls._NESTED = layout.nested
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         self.num_players = num_players
@@ -130,6 +148,8 @@ class GameState(ABC):
         self.step = 0
         self.revision = self.spec.revision  # the rules revision this game is played under
         self._legal_cache: tuple[int, int, list[Action]] | None = None
+        for declared in self._STATE_FIELDS:
+            setattr(self, declared.name, declared.initial(self))
 
     # --- decisions -------------------------------------------------------------------------------------
     @abstractmethod
@@ -199,7 +219,7 @@ class GameState(ABC):
         """The public table; with `reveal` (only after the game ends) every hidden card too."""
 
     # --- persistence ------------------------------------------------------------------------------------
-    _FIELDS: tuple[str, ...] = ()  # the attributes that make up the game-specific part of the state
+    _FIELDS: tuple[str, ...] = ()  # the game-specific part of the state (derived from declared fields)
 
     def _payload(self) -> JsonDict:
         """The game-specific part of the state as JSON (everything but options, rng and step)."""
@@ -212,6 +232,9 @@ class GameState(ABC):
             raise ValueError(f"{self.spec.game_id} state is missing {', '.join(missing)}")
         for name in self._FIELDS:
             setattr(self, name, json_copy(payload[name]))
+        for name in self._PER_SEAT:
+            if len(getattr(self, name)) != self.num_players:
+                raise ValueError(f"{self.spec.game_id} state: {name} must hold one entry per seat")
 
     def to_json(self) -> JsonDict:
         data = {
@@ -229,8 +252,29 @@ class GameState(ABC):
     def state_hash(self) -> str:
         return hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()[:32]
 
-    def clone(self) -> GameState:
-        return self.spec.state_from_json(json.loads(json.dumps(self.to_json())))
+    def clone(self) -> Self:
+        """An independent copy: each declared field copied as its `Copy` says (search bots clone a lot, so
+        never deeper); the legal-list cache is dropped, as a caller may change the copy by hand. A state
+        that declares no fields is copied through JSON."""
+        if not self._STATE_FIELDS:
+            return cast(Self, self.spec.state_from_json(json.loads(json.dumps(self.to_json()))))
+        other = object.__new__(type(self))
+        values = other.__dict__
+        values.update(self.__dict__)
+        other.rng = ChanceRng(self.rng.state)
+        other.options = dict(self.options)
+        other._legal_cache = None
+        for name in self._SHALLOW:
+            values[name] = values[name].copy()
+        for name in self._ITEMS:
+            values[name] = [item.copy() for item in values[name]]
+        for name in self._DEEP:
+            values[name] = json_copy(values[name])
+        for name, keys in self._NESTED:
+            value = values[name] = values[name].copy()
+            for key in keys:
+                value[key] = value[key].copy()
+        return other
 
     # --- hidden information (used by the conformance suite) ---------------------------------------------
     @abstractmethod

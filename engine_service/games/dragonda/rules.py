@@ -37,6 +37,7 @@ from engine_service.games.dragonda.board import (
     PASSES,
     REQUIRED,
 )
+from engine_service.games.fields import Copy, state_field
 from engine_service.games.rng import ChanceRng
 
 START_MONEY = 230
@@ -96,35 +97,34 @@ def legacy_id(action: Action) -> str:
 
 
 class DragondaState(GameState):
-    """One game of Marco Polo: Dragonda. Everything mutable lives in plain JSON-able attributes."""
+    """One game of Marco Polo: Dragonda. Its state is the fields declared below (plain JSON values), in
+    saving order; `GameState` derives the start values, saving, loading and `clone` from them."""
 
-    def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
-        super().__init__(num_players=num_players, options=options, rng=rng)
-        n = num_players
-        self.order: list[int] = list(range(n))
-        self.start_rolls: list[list[int]] = [[] for _ in range(n)]
-        self.money: list[int] = [START_MONEY] * n
-        self.xp: list[int] = [0] * n
-        self.pos: list[str] = [HOME] * n
-        self.means: list[str] = ["foot"] * n
-        self.cargo: list[dict[str, int]] = [dict.fromkeys(GOODS, 0) for _ in range(n)]
-        self.passes: list[dict[str, int]] = [dict.fromkeys(PASSES, 0) for _ in range(n)]
-        self.hands: list[list[str]] = [[] for _ in range(n)]
-        self.visited: list[list[str]] = [[] for _ in range(n)]
-        self.still_pending: list[bool] = [False] * n
-        self.blocked_last: list[bool] = [False] * n
-        self.false_guide: list[bool] = [False] * n
-        self.deck: list[str] = []  # the top card is the last element; "under the deck" is index 0
-        self.supply: dict[str, int] = dict.fromkeys(PASSES, PASS_SUPPLY)
-        self.bonus: dict[str, int | None] = {"NAG": None, "MANPAL": None}
-        self.phase = "setup_means"
-        self.turn_index = 0
-        self.round = 0  # 0 during the opening purchases, then 1..round_cap
-        self.turn: JsonDict = self._fresh_turn()
-        self.stack: list[JsonDict] = []
-        self.winner: int | None = None
-        self.end_reason: str | None = None
-        self.log: list[JsonDict] = []
+    order: list[int] = state_field(Copy.SHALLOW, initial=lambda s: list(range(s.num_players)))
+    start_rolls: list[list[int]] = state_field(Copy.ITEMS, seat_value=list)
+    money: list[int] = state_field(Copy.SHALLOW, seat_value=lambda: START_MONEY)
+    xp: list[int] = state_field(Copy.SHALLOW, seat_value=lambda: 0)
+    pos: list[str] = state_field(Copy.SHALLOW, seat_value=lambda: HOME)
+    means: list[str] = state_field(Copy.SHALLOW, seat_value=lambda: "foot")
+    cargo: list[dict[str, int]] = state_field(Copy.ITEMS, seat_value=lambda: dict.fromkeys(GOODS, 0))
+    passes: list[dict[str, int]] = state_field(Copy.ITEMS, seat_value=lambda: dict.fromkeys(PASSES, 0))
+    hands: list[list[str]] = state_field(Copy.ITEMS, seat_value=list, private=True)
+    visited: list[list[str]] = state_field(Copy.ITEMS, seat_value=list)
+    still_pending: list[bool] = state_field(Copy.SHALLOW, seat_value=lambda: False)
+    blocked_last: list[bool] = state_field(Copy.SHALLOW, seat_value=lambda: False)
+    false_guide: list[bool] = state_field(Copy.SHALLOW, seat_value=lambda: False)
+    # the top card is the last element; "under the deck" is index 0
+    deck: list[str] = state_field(Copy.SHALLOW, factory=list, private=True)
+    supply: dict[str, int] = state_field(Copy.SHALLOW, factory=lambda: dict.fromkeys(PASSES, PASS_SUPPLY))
+    bonus: dict[str, int | None] = state_field(Copy.SHALLOW, factory=lambda: {"NAG": None, "MANPAL": None})
+    phase: str = state_field(default="setup_means")
+    turn_index: int = state_field(default=0)
+    round: int = state_field(default=0)  # 0 during the opening purchases, then 1..round_cap
+    turn: JsonDict = state_field(Copy.SHALLOW, factory=lambda: DragondaState._fresh_turn(), inner=("traded",))
+    stack: list[JsonDict] = state_field(Copy.ITEMS, factory=list)  # frames change in place, one level deep
+    winner: int | None = state_field(default=None)
+    end_reason: str | None = state_field(default=None)
+    log: list[JsonDict] = state_field(Copy.SHALLOW, factory=list)  # entries never change
 
     @property
     def round_cap(self) -> int:
@@ -940,55 +940,13 @@ class DragondaState(GameState):
         return view
 
     # --- persistence ------------------------------------------------------------------------------------
-    _FIELDS = (
-        "order",
-        "start_rolls",
-        "money",
-        "xp",
-        "pos",
-        "means",
-        "cargo",
-        "passes",
-        "hands",
-        "visited",
-        "still_pending",
-        "blocked_last",
-        "false_guide",
-        "deck",
-        "supply",
-        "bonus",
-        "phase",
-        "turn_index",
-        "round",
-        "turn",
-        "stack",
-        "winner",
-        "end_reason",
-        "log",
-    )
-
     def load_payload(self, payload: Mapping[str, Any]) -> None:
         super().load_payload(payload)
         self._validate()
 
     def _validate(self) -> None:
+        """What loading checks beyond the declared per-seat lengths."""
         n = self.num_players
-        for name in (
-            "money",
-            "xp",
-            "pos",
-            "means",
-            "cargo",
-            "passes",
-            "hands",
-            "visited",
-            "still_pending",
-            "blocked_last",
-            "false_guide",
-            "start_rolls",
-        ):
-            if len(getattr(self, name)) != n:
-                raise ValueError(f"dragonda state: {name} must have one entry per seat ({n})")
         if sorted(self.order) != list(range(n)):
             raise ValueError("dragonda state: order must be a permutation of the seats")
         for s in range(n):
@@ -1001,39 +959,6 @@ class DragondaState(GameState):
             raise ValueError("dragonda state: deck and hands must hold the 76 cards exactly once")
         if self.phase not in (*DECISION_PHASES, "over") and not self.stack:
             raise ValueError(f"dragonda state: phase {self.phase!r} is not a decision point")
-
-    def clone(self) -> DragondaState:
-        """A fast deep copy (search bots clone a lot)."""
-        other = DragondaState.__new__(DragondaState)
-        other.__dict__.update(self.__dict__)
-        other.rng = ChanceRng(self.rng.state)
-        other.options = dict(self.options)
-        other._legal_cache = None
-        for name in (
-            "order",
-            "money",
-            "xp",
-            "pos",
-            "means",
-            "still_pending",
-            "blocked_last",
-            "false_guide",
-            "deck",
-        ):
-            setattr(other, name, list(getattr(self, name)))
-        other.start_rolls = [list(r) for r in self.start_rolls]
-        other.cargo = [dict(c) for c in self.cargo]
-        other.passes = [dict(p) for p in self.passes]
-        other.hands = [list(h) for h in self.hands]
-        other.visited = [list(v) for v in self.visited]
-        other.supply = dict(self.supply)
-        other.bonus = dict(self.bonus)
-        turn = dict(self.turn)
-        turn["traded"] = dict(self.turn["traded"])
-        other.turn = turn
-        other.stack = [dict(f) for f in self.stack]
-        other.log = list(self.log)  # log entries are never mutated in place
-        return other
 
     def shuffle_hidden(self, seat: int, rng: ChanceRng) -> DragondaState:
         """Other seats' Adventure hands and the deck order re-dealt at random; hand sizes kept."""

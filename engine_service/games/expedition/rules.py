@@ -6,12 +6,12 @@ Pure: no Django, no gRPC, no clock, no global `random`; chance (shuffles) comes 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
 from engine_service.games.base import Action, GameResult, GameState, JsonDict
 from engine_service.games.expedition.cards import CARD_TYPES, payments, track
+from engine_service.games.fields import Copy, state_field
 from engine_service.games.rng import ChanceRng
 
 HAND_SIZE = 5
@@ -49,32 +49,31 @@ def _move_actions(
 
 
 class ExpeditionState(GameState):
-    """One game of Marco Polo Expedition. Everything mutable lives in plain JSON-able attributes."""
+    """One game of Marco Polo Expedition. Its state is the fields declared below (plain JSON values), in
+    saving order; `GameState` derives the start values, saving, loading and `clone` from them."""
 
-    def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
-        super().__init__(num_players=num_players, options=options, rng=rng)
-        self.hands: list[list[int]] = [[] for _ in range(num_players)]
-        self.deck: list[int] = []  # the top card is the last one
-        self.display: list[int] = []
-        self.discard: list[int] = []
-        self.pieces: list[int] = []  # track position per piece
-        self.owners: list[int] = []  # seat per piece
-        self.gold: list[int] = [START_GOLD] * num_players
-        self.board_chests: list[int] = [s["chest"] for s in SPACES]
-        self.known: list[list[str]] = [[] for _ in range(num_players)]  # types publicly known to be in hands
-        self.kantshou_scored = False
-        self.kantshou_pending = False
-        self.daidu_reached = False
-        self.turn_seat = 0
-        self.turns = 0
-        self.phase = "move"  # move | draw | over
-        self.end_reason: str | None = None
-        self.moved = False
-        self.ballast_used = False
-        self.locked_piece: int | None = None
-        self.stopped: list[int] = []
-        self.movement_over = False
-        self.events: list[JsonDict] = []
+    hands: list[list[int]] = state_field(Copy.ITEMS, seat_value=list, private=True)  # card ids per seat
+    deck: list[int] = state_field(Copy.SHALLOW, factory=list, private=True)  # the top card is last
+    display: list[int] = state_field(Copy.SHALLOW, factory=list)
+    discard: list[int] = state_field(Copy.SHALLOW, factory=list)
+    pieces: list[int] = state_field(Copy.SHALLOW, factory=list)  # track position per piece
+    owners: list[int] = state_field(Copy.SHALLOW, factory=list)  # seat per piece
+    gold: list[int] = state_field(Copy.SHALLOW, seat_value=lambda: START_GOLD)
+    board_chests: list[int] = state_field(Copy.SHALLOW, factory=lambda: [space["chest"] for space in SPACES])
+    known: list[list[str]] = state_field(Copy.ITEMS, seat_value=list)  # types publicly known to be in hands
+    kantshou_scored: bool = state_field(default=False)
+    kantshou_pending: bool = state_field(default=False)
+    daidu_reached: bool = state_field(default=False)
+    turn_seat: int = state_field(default=0)
+    turns: int = state_field(default=0)
+    phase: str = state_field(default="move")  # move | draw | over
+    end_reason: str | None = state_field(default=None)
+    moved: bool = state_field(default=False)
+    ballast_used: bool = state_field(default=False)
+    locked_piece: int | None = state_field(default=None)
+    stopped: list[int] = state_field(Copy.SHALLOW, factory=list)
+    movement_over: bool = state_field(default=False)
+    events: list[JsonDict] = state_field(Copy.SHALLOW, factory=list)  # entries never change
 
     # --- setup ------------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -367,45 +366,7 @@ class ExpeditionState(GameState):
             view["hands"] = [sorted(CARD_TYPES[c] for c in hand) for hand in self.hands]
         return view
 
-    # --- persistence ------------------------------------------------------------------------------------
-    _FIELDS = (
-        "hands",
-        "deck",
-        "display",
-        "discard",
-        "pieces",
-        "owners",
-        "gold",
-        "board_chests",
-        "known",
-        "kantshou_scored",
-        "kantshou_pending",
-        "daidu_reached",
-        "turn_seat",
-        "turns",
-        "phase",
-        "end_reason",
-        "moved",
-        "ballast_used",
-        "locked_piece",
-        "stopped",
-        "movement_over",
-        "events",
-    )
-
-    def clone(self) -> ExpeditionState:
-        """A fast deep copy (search bots clone a lot); the cached legal list is shared, it is immutable."""
-        other = ExpeditionState.__new__(ExpeditionState)
-        other.__dict__.update(self.__dict__)
-        other.rng = ChanceRng(self.rng.state)
-        other.options = dict(self.options)
-        for name in ("deck", "display", "discard", "pieces", "owners", "gold", "board_chests", "stopped"):
-            setattr(other, name, list(getattr(self, name)))
-        other.hands = [list(h) for h in self.hands]
-        other.known = [list(k) for k in self.known]
-        other.events = list(self.events)  # events are never mutated in place
-        return other
-
+    # --- hidden information -----------------------------------------------------------------------------
     def shuffle_hidden(self, seat: int, rng: ChanceRng) -> ExpeditionState:
         copy = self.clone()
         assert isinstance(copy, ExpeditionState)

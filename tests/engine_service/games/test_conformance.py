@@ -264,3 +264,32 @@ def test_sampled_states_are_consistent_with_the_observation(config: Config, seed
                 ]
             assert isinstance(spec.heuristic(sampled, seat), float)
         assert isinstance(spec.render_view(state.spectator_view()), str)
+
+
+CLONE_EVERY = 5  # steps between two clones of a seeded game
+TRIAL_STEPS = 8  # random actions taken on each clone
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_acting_on_a_clone_leaves_the_original_unchanged(config: Config, seed: int) -> None:
+    """What search bots do, `trial = state.clone()` then actions on `trial`, never changes `state`: a field
+    that a clone shares with its original (copied too shallowly) would. Checked every `CLONE_EVERY` steps
+    of a whole seeded game; and the clones kept along the way are unchanged by the original's later play."""
+    game_id, n, options = config
+    state = make(game_id, n, seed, options)
+    rng = ChanceRng(seed * 17 + n)
+    kept: list[tuple[GameState, str]] = []
+    while not state.is_over():
+        if state.step % CLONE_EVERY == 0:
+            before = state.state_hash()
+            trial = state.clone()
+            assert trial.state_hash() == before
+            _random_walk(trial, rng, TRIAL_STEPS)
+            assert state.state_hash() == before, (
+                f"acting on a clone at step {state.step} changed the original"
+            )
+            kept.append((state.clone(), before))
+        _random_walk(state, rng, 1)
+    assert len(kept) >= 10
+    for step, (copy, recorded) in enumerate(kept):
+        assert copy.state_hash() == recorded, f"the clone made at step {step * CLONE_EVERY} changed"
