@@ -1,13 +1,15 @@
 """One supervised hosted process: started from a ready command line, watched, restarted with exponential
 backoff when it ends, its output kept in a bounded ring for its owner.
 
-Layer: bot host plumbing. It starts and stops exactly the process it launched (bubblewrap, whose PID
-namespace takes every process of the sandbox with it); it must not import Django, and it never looks at a
+Layer: bot host plumbing. It starts and stops exactly the process it launched (bubblewrap, in a process
+group of its own; its PID namespace takes every process of the sandbox with it); it must not import Django, and it never looks at a
 bot's files.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import threading
@@ -120,6 +122,7 @@ class HostedProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             close_fds=True,
+            start_new_session=True,  # its own process group: `_kill_group` reaches bwrap mid-setup too
         )
         self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True)
         self._reader.start()
@@ -157,17 +160,19 @@ class HostedProcess:
         if self.on_exit is not None:
             self.on_exit(self, self.last_exit)
 
-    def stop(self, grace: float = 3.0) -> None:
-        """End the sandbox (SIGTERM, then SIGKILL after `grace`); not counted as a crash."""
+    def stop(self) -> None:
+        """End the sandbox: SIGKILL to bwrap's process group (its PID namespace dies with it); not a crash."""
         proc, self._proc = self._proc, None
         self.state = STOPPED
-        if proc is None or proc.poll() is not None:
+        if proc is None:
             return
-        proc.terminate()
-        try:
-            proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _kill_group(proc.pid)
+        proc.wait()
         if self._reader is not None:
             self._reader.join(timeout=2)
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL every process of a sandbox's group (bwrap and, while it sets up, its namespace's init)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)

@@ -271,6 +271,7 @@ class Demo:
             CARAVANSERAI_GATEWAY_ADDR=f"127.0.0.1:{self.bot_port}",
             CARAVANSERAI_RELAY_ADDR=f"127.0.0.1:{self.relay_port}",
             CARAVANSERAI_GATEWAY_AUTH="django",
+            CARAVANSERAI_GATEWAY_UDS=str(self.var / "demo" / "gateway-socket" / "bot.sock"),  # hosted bots
             CARAVANSERAI_SEARCH_PROCESSES=env.get("CARAVANSERAI_SEARCH_PROCESSES", "1"),
             CARAVANSERAI_MATCHMAKING_SECONDS=env.get("CARAVANSERAI_MATCHMAKING_SECONDS", "3"),
             CARAVANSERAI_MAX_QUEUED_PER_LADDER=env.get("CARAVANSERAI_MAX_QUEUED_PER_LADDER", "2"),
@@ -333,6 +334,28 @@ class Demo:
             description="A demo bot started by `make demo`.",
             max_concurrent=BOT_CONCURRENT,
         )[1]
+
+    def prepare_hosted(self) -> list[str]:
+        """The hosted example bots (`bot_host.demo`), when this machine can run the bot host; their names."""
+        from django.contrib.auth import get_user_model
+
+        from bot_host.demo import demo_hosted_bots, hosting_possible
+
+        why = hosting_possible()
+        if why:
+            self.say(f"note: no hosted bots: {why}")
+            return []
+        owner = get_user_model().objects.get(username=DEMO_USER)
+        games = sorted({ladder.game_id for ladder in demo_ladders()})
+        runtimes = ["python", "node"] if self.node_available() else ["python"]
+        return demo_hosted_bots(owner=owner, games=games, runtimes=runtimes)
+
+    def start_bot_host(self, hosted: list[str]) -> None:
+        """The bot host: it runs the hosted bots in sandboxes that reach only the gateway's socket."""
+        if hosted:
+            host = self.spawn("bot-host", [PYTHON, "-m", "bot_host"])
+            self.wait_for(host, lambda: "READY " in host.text(), "READY line")
+            self.say(f"hosted bots {', '.join(hosted)} run in sandboxes (bot host, log bot-host)")
 
     def node_available(self) -> bool:
         node_dir = ROOT / "clients" / "node"
@@ -539,9 +562,11 @@ class Demo:
 
         self.setup_django()
         tokens = self.prepare_database()
+        hosted = self.prepare_hosted()
         self.say("starting the gateway, the match and scheduler workers, beat and the web server")
         self.feed = MatchFeed(timezone.now(), f"http://127.0.0.1:{self.web_port}")
         self.start_services()
+        self.start_bot_host(hosted)
         tournament = self.start_tournament()
         self.start_bots(tokens)
         self.print_urls(tournament)

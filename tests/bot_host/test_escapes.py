@@ -5,6 +5,7 @@ real gateway on a Unix-domain socket."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,32 @@ def test_a_spinning_bot_is_killed_at_its_cpu_limit_and_restarted(rig: HostRig) -
     report = rig.source.reports[ATTACKER]
     assert report.crashes >= 1 and "CPU time limit" in report.detail
     still_fine(rig)
+
+
+def sandboxes_of(app_dir: Path) -> list[int]:
+    """Processes still alive whose command line binds `app_dir` (bwrap and its namespace's init)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and str(app_dir) in (proc / "cmdline").read_bytes().decode(
+                errors="replace"
+            ):
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_sandbox_stopped_while_it_sets_up_leaves_nothing_behind(rig: HostRig) -> None:
+    rig.source.add(ATTACKER, bot_archive("spin.py"))
+    for _ in range(5):
+        rig.host.step()  # starts it
+        entry = rig.host.running[ATTACKER]
+        app_dir = Path(entry.process.argv[entry.process.argv.index("/bot") - 1])
+        rig.host.shutdown()  # at once, while bwrap is still making the sandbox
+        deadline = time.monotonic() + 5
+        while sandboxes_of(app_dir) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sandboxes_of(app_dir) == []

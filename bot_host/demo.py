@@ -1,0 +1,50 @@
+"""The demo's hosted bots (`make demo`): `demo-hosted-python` and `demo-hosted-node`, registered for the
+demo owner and given the hosted example archives (`bot_host.examples`) through the upload service, once;
+the bot host started by the demo then runs them in their sandboxes and they play rated matches.
+
+Layer: demo set-up over `ladder.bots` and `ladder.hosting` services (Django set up by the caller).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+
+from django.contrib.auth.models import User
+
+from bot_host.examples import VERSION, example_archive
+from ladder.bots.models import Bot
+from ladder.bots.services import bot_create
+from ladder.hosting.models import HostedVersion
+from ladder.hosting.services import hosted_version_upload
+
+NAMES = {"python": "demo-hosted-python", "node": "demo-hosted-node"}
+
+
+def hosting_possible() -> str:
+    """Why this machine cannot run the bot host (the demo then skips it), or '' when it can."""
+    if os.geteuid() != 0:
+        return "the bot host runs as root (it drops each bot to its own uid)"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (make install)"
+    return ""
+
+
+def demo_hosted_bots(*, owner: User, games: Sequence[str], runtimes: Sequence[str]) -> list[str]:
+    """The hosted demo bots for `runtimes`, each with the example version uploaded; their names."""
+    names = []
+    for runtime in runtimes:
+        name = NAMES[runtime]
+        bot = Bot.objects.filter(name=name).first()
+        if bot is None:
+            bot, _token = bot_create(
+                owner=owner,
+                name=name,
+                games=list(games),
+                description=f"The hosted {runtime} example (a sandbox).",
+            )  # the host makes its own token
+        if not HostedVersion.objects.filter(bot=bot, name=VERSION).exists():
+            hosted_version_upload(bot_id=bot.pk, user=owner, data=example_archive(runtime))
+        names.append(name)
+    return names
