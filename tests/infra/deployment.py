@@ -152,7 +152,8 @@ def split_command(argv: list[str]) -> tuple[list[str], dict[str, str], str | Non
 
 
 def command_role(argv: list[str]) -> str:
-    """What a command runs: gateway, web, worker, beat, flower, migrate, lb, redis, postgres, or ''."""
+    """What a command runs: gateway, web, worker, beat, flower, migrate, lb, redis, postgres, `module` (any
+    other `python -m` of the project's: it prints a READY line when up, as the gateway does), or ''."""
     program = Path(argv[0]).name if argv else ""
     if "engine_service.gateway.server" in argv:
         return "gateway"
@@ -164,6 +165,8 @@ def command_role(argv: list[str]) -> str:
                 return role
     if "manage.py" in (Path(a).name for a in argv) and "migrate" in argv:
         return "migrate"
+    if program.startswith("python") and "-m" in argv[:-1]:
+        return "module"
     return {"haproxy": "lb", "redis-server": "redis", "postgres": "postgres"}.get(program, "")
 
 

@@ -444,4 +444,6 @@ def up_check(launch: Launch) -> tuple[str, Callable[[], bool]]:
     if p.role == "flower":
         port = command_listen_ports(launch.argv)[0]
         return f"GET :{port}/healthcheck", lambda: _http_ok(f"http://127.0.0.1:{port}/healthcheck", "OK")
+    if p.role == "module":  # the project's convention: one `READY ...` line once a server is up
+        return "log line 'READY'", lambda: re.search(r"^READY ", log(), re.M) is not None
     raise AssertionError(f"{p.source}: no way to tell that {p.argv} came up")
