@@ -22,6 +22,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics_view, name="metrics"),
     path("", include("ladder.tournaments.urls")),
+    path("", include("ladder.hosting.urls")),
     path("", include("ladder.web.urls")),
 ]
 
