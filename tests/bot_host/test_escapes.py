@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from tests.bot_host.conftest import LIMITS, HostRig, bot_archive
 
@@ -74,8 +75,16 @@ def test_a_fork_bomb_is_refused_and_the_others_keep_running(rig: HostRig) -> Non
     still_fine(rig)
 
 
+def sample(name: str) -> float:
+    return REGISTRY.get_sample_value(name, {"runtime": "python"}) or 0.0
+
+
 def test_a_spinning_bot_is_killed_at_its_cpu_limit_and_restarted(rig: HostRig) -> None:
     start_victim(rig)
+    crashes, restarts = (
+        sample("caravanserai_hosted_bot_crashes_total"),
+        sample("caravanserai_hosted_bot_restarts_total"),
+    )
     rig.source.add(ATTACKER, bot_archive("spin.py"))
     assert rig.until(lambda: rig.host.running[ATTACKER].process.starts >= 2, timeout=40)
     process = rig.host.running[ATTACKER].process
@@ -84,6 +93,9 @@ def test_a_spinning_bot_is_killed_at_its_cpu_limit_and_restarted(rig: HostRig) -
     report = rig.source.reports[ATTACKER]
     assert report.crashes >= 1 and "CPU time limit" in report.detail
     still_fine(rig)
+    assert sample("caravanserai_hosted_bot_crashes_total") - crashes >= 1  # the operators' metrics
+    assert sample("caravanserai_hosted_bot_restarts_total") - restarts >= 1
+    assert sample("caravanserai_hosted_bots_running") in (1.0, 2.0)
 
 
 def sandboxes_of(app_dir: Path) -> list[int]:
