@@ -169,20 +169,33 @@ def test_compose_and_the_procfile_run_the_same_roles_on_the_same_queues():
 
 
 # --- environment ---------------------------------------------------------------------------------------------
-def test_every_variable_the_files_set_is_read_by_the_code():
+def variable_problems(processes: list[Process]) -> list[str]:
+    """Variables a file sets that nothing reads: the code for the project's processes, haproxy.cfg for
+    HAProxy."""
     read = code_env_names() | THIRD_PARTY_ENV
-    for p in built(compose()) + [p for p in procfile() if p.role != "lb"]:
-        unknown = sorted(set(p.env) - read)
-        assert not unknown, f"{p.source} sets {unknown}, which no code reads"
-    for p in [p for p in compose() + procfile() if p.role == "lb"]:
-        unknown = sorted(set(p.env) - haproxy_env_names())
-        assert not unknown, f"{p.source} sets {unknown}, which infra/haproxy.cfg does not read"
+    problems = []
+    for p in processes:
+        if p.role == "lb":
+            unknown = sorted(set(p.env) - haproxy_env_names())
+            problems += (
+                [f"{p.source} sets {unknown}, which infra/haproxy.cfg does not read"] if unknown else []
+            )
+        elif (
+            p.image is None
+        ):  # the Procfile's, or built from infra/Dockerfile (third-party images: their own)
+            unknown = sorted(set(p.env) - read)
+            problems += [f"{p.source} sets {unknown}, which no code reads"] if unknown else []
+    return problems
+
+
+def test_every_variable_the_files_set_is_read_by_the_code():
+    assert variable_problems(compose() + procfile()) == []
 
 
 def test_the_code_reading_scan_finds_the_documented_settings():
     read = code_env_names()
-    # one of each way the code reads: GatewayConfig's env.get and _int, WorkerSettings' _number, the
-    # settings module's os.environ.get and env_bool, the worker metrics' os.environ.get
+    # one of each way the code reads: GatewayConfig's env.get and _int, WorkerSettings' reader, the
+    # settings module's, the worker metrics'
     for name in ("CARAVANSERAI_GATEWAY_ADDR", "CARAVANSERAI_GATEWAY_MAX_SESSIONS_PER_BOT", "CARAVANSERAI_LEASE_SECONDS",
                  "DATABASE_URL", "DJANGO_DEBUG", "CARAVANSERAI_WORKER_METRICS_PORT"):  # fmt: skip
         assert name in read, name
@@ -212,39 +225,59 @@ def listen_ports(p: Process) -> dict[str, int]:
     return {f"{p.program} {i}": port for i, port in enumerate(command_listen_ports(p.argv))}
 
 
-def test_published_ports_are_ports_the_service_listens_on():
-    for p in compose():
-        if p.ports and p.role not in ("postgres", "redis", "flower"):
-            assert set(p.ports) <= set(listen_ports(p).values()), (p.source, p.ports, listen_ports(p))
-    flower = next(p for p in compose() if p.role == "flower")
-    assert flower.ports == [int(str(_option(flower.argv, "--port")))]
+def published_port_problems(processes: list[Process]) -> list[str]:
+    """Published ports no process listens on (third-party servers listen on their image's own port)."""
+    problems = []
+    for p in processes:
+        if p.role == "flower":
+            listening = {int(str(_option(p.argv, "--port")))}
+        elif p.role in ("postgres", "redis"):
+            continue
+        else:
+            listening = set(listen_ports(p).values())
+        if not set(p.ports) <= listening:
+            problems.append(
+                f"{p.source} publishes {sorted(set(p.ports) - listening)}, not a port it listens on"
+            )
+    return problems
 
 
-def test_each_advertised_address_has_the_port_of_its_listening_address():
-    for p in [p for p in compose() + procfile() if p.role == "gateway"]:
+def advertise_problems(processes: list[Process]) -> list[str]:
+    """An `*_ADVERTISE` address whose port is not its `*_ADDR`'s."""
+    problems = []
+    for p in [p for p in processes if p.role == "gateway"]:
         listening = listen_ports(p)
         for name, value in p.env.items():
             if name.endswith("_ADVERTISE"):
-                address = host_port(value)
-                own = name.removesuffix("_ADVERTISE") + "_ADDR"
-                assert address and own in listening, f"{p.source}: {name}={value} has no {own}"
-                assert address[1] == listening[own], f"{p.source}: {name} port {address[1]} != {own}"
+                address, own = host_port(value), name.removesuffix("_ADVERTISE") + "_ADDR"
+                if not address or address[1] != listening.get(own):
+                    problems.append(f"{p.source}: {name}={value} is not on {own}'s port {listening.get(own)}")
+    return problems
 
 
-def test_the_load_balancer_points_at_each_gateways_bot_port():
-    for processes in (compose(), procfile()):
-        gateways = {p.name: p for p in processes if p.role == "gateway"}
-        lb = next(p for p in processes if p.role == "lb")
-        targets = {k: host_port(v) for k, v in lb.env.items() if re.fullmatch(r"CARAVANSERAI_GATEWAY_\d+", k)}
-        assert targets, f"{lb.source} names no gateway"
-        for name, target in targets.items():
-            assert target, f"{lb.source}: {name} is not host:port"
-            host, port = target
-            gateway = gateways.get(host) or (next(iter(gateways.values())) if len(gateways) == 1 else None)
-            assert gateway, f"{lb.source}: {name} names {host}, not a gateway service"
-            assert port == listen_ports(gateway)["CARAVANSERAI_GATEWAY_ADDR"], f"{lb.source}: {name}"
-        if lb.image:  # every gateway service is behind the balancer
-            assert {t[0] for t in targets.values() if t} == set(gateways)
+def balancer_problems(processes: list[Process]) -> list[str]:
+    """HAProxy's CARAVANSERAI_GATEWAY_<n> must name each gateway (compose: by service) at its bot port."""
+    gateways = {p.name: p for p in processes if p.role == "gateway"}
+    lb = next(p for p in processes if p.role == "lb")
+    targets = {k: host_port(v) for k, v in lb.env.items() if re.fullmatch(r"CARAVANSERAI_GATEWAY_\d+", k)}
+    problems = [] if targets else [f"{lb.source} names no gateway"]
+    for name, target in targets.items():
+        gateway = gateways.get(target[0]) if target else None
+        if target and not gateway and len(gateways) == 1:  # one host: the Procfile's only gateway
+            gateway = next(iter(gateways.values()))
+        if not target or not gateway:
+            problems.append(f"{lb.source}: {name}={lb.env[name]} is not a gateway's host:port")
+        elif target[1] != listen_ports(gateway)["CARAVANSERAI_GATEWAY_ADDR"]:
+            problems.append(f"{lb.source}: {name} port {target[1]} is not {gateway.source}'s bot port")
+    if lb.image and {t[0] for t in targets.values() if t} != set(gateways):
+        problems.append(f"{lb.source}: not every gateway service is behind the balancer")
+    return problems
+
+
+def test_published_advertised_and_balanced_ports_are_ports_the_processes_listen_on():
+    assert published_port_problems(compose()) == []
+    assert advertise_problems(compose() + procfile()) == []
+    assert balancer_problems(compose()) == [] and balancer_problems(procfile()) == []
 
 
 def test_procfile_processes_listen_on_distinct_ports():
@@ -256,19 +289,58 @@ def test_procfile_processes_listen_on_distinct_ports():
 
 
 # --- depends_on ----------------------------------------------------------------------------------------------
-def test_depends_on_names_services_that_can_meet_the_condition():
-    services = load_compose()["services"]
+def dependency_problems(services: dict) -> list[str]:
+    problems = []
     for name, service in services.items():
         for other, condition in depends_on(service).items():
-            assert other in services, f"service {name} depends on {other}, which does not exist"
-            if condition == "service_healthy":
-                assert "healthcheck" in services[other], (
-                    f"{name} waits for {other} to be healthy: no healthcheck"
-                )
-            if condition == "service_completed_successfully":
-                assert "restart" not in services[other], (
-                    f"{other} is a one-shot for {name}: no restart policy"
-                )
+            if other not in services:
+                problems.append(f"service {name} depends on {other}, which does not exist")
+            elif condition == "service_healthy" and "healthcheck" not in services[other]:
+                problems.append(f"{name} waits for {other} to be healthy: {other} has no healthcheck")
+            elif condition == "service_completed_successfully" and "restart" in services[other]:
+                problems.append(f"{name} waits for {other} to complete: {other} restarts")
+    return problems
+
+
+def test_depends_on_names_services_that_can_meet_the_condition():
+    assert dependency_problems(load_compose()["services"]) == []
+
+
+def test_the_checks_catch_a_compose_file_gone_wrong():
+    data = copy.deepcopy(load_compose())
+    services = data["services"]
+    services["gateway2"] = copy.deepcopy(services["gateway1"])  # an alias of gateway1 until now
+    services["gateway2"]["environment"]["CARAVANSERAI_GATEWAY_DRAIN_SECOND"] = "30"  # misspelt
+    services["gateway2"]["command"][2] = services["gateway2"]["command"][2].replace(":50052", ":50062")
+    services["web"]["ports"] = ["8080:8080"]
+    services["lb"]["environment"]["CARAVANSERAI_GATEWAY_2"] = "gateway2:50052"  # the relay, not bots
+    # depends_on is the x-app anchor's one mapping until a service has its own
+    services["worker"]["depends_on"] = {
+        **services["worker"]["depends_on"],
+        "postgress": {"condition": "service_healthy"},
+    }
+    services["beat"]["depends_on"] = {
+        **services["beat"]["depends_on"],
+        "web": {"condition": "service_completed_successfully"},
+    }
+    processes = compose_processes(data, HOST_ENV)
+    assert variable_problems(processes) == [
+        "compose service gateway2 sets ['CARAVANSERAI_GATEWAY_DRAIN_SECOND'], which no code reads"
+    ]
+    assert published_port_problems(processes) == [
+        "compose service web publishes [8080], not a port it listens on"
+    ]
+    assert advertise_problems(processes) == [
+        "compose service gateway2: CARAVANSERAI_RELAY_ADVERTISE=$(hostname -i | cut -d' ' -f1):50062"
+        " is not on CARAVANSERAI_RELAY_ADDR's port 50052"
+    ]
+    assert balancer_problems(processes) == [
+        "compose service lb: CARAVANSERAI_GATEWAY_2 port 50052 is not compose service gateway2's bot port"
+    ]
+    assert dependency_problems(services) == [
+        "service worker depends on postgress, which does not exist",
+        "beat waits for web to complete: web restarts",
+    ]
 
 
 # --- Kubernetes (infra/k8s) ----------------------------------------------------------------------------------
