@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import re
 import shlex
 from collections.abc import Iterator, Mapping
@@ -249,14 +250,16 @@ def _env_reads(tree: ast.AST) -> Iterator[str]:
             func = node.func
             callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             on_env = isinstance(func, ast.Attribute) and _is_env(func.value)
-            if on_env or callee in _ENV_HELPERS or any(_is_env(a) for a in node.args):
+            helper = callee in _ENV_HELPERS or callee.startswith("env_")  # settings_env's readers
+            if on_env or helper or any(_is_env(a) for a in node.args):
                 names = list(node.args)
         for arg in names:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _ENV_NAME.match(arg.value):
                 yield arg.value
 
 
-def code_env_names(packages: tuple[str, ...] = CODE_PACKAGES) -> set[str]:
+@functools.cache  # the source does not change while the suite runs
+def code_env_names(packages: tuple[str, ...] = CODE_PACKAGES) -> frozenset[str]:
     """Every environment variable the project's code reads (`env.get("X")`, `os.environ["X"]`,
     `_int(env, "X", ...)`, `env_bool("X")`...), from its source."""
     names: set[str] = set()
@@ -265,7 +268,7 @@ def code_env_names(packages: tuple[str, ...] = CODE_PACKAGES) -> set[str]:
             if "_generated" in path.parts or "migrations" in path.parts:
                 continue
             names.update(_env_reads(ast.parse(path.read_text(), filename=str(path))))
-    return names
+    return frozenset(names)
 
 
 def haproxy_env_names(path: Path = HAPROXY_CFG) -> set[str]:
@@ -280,7 +283,8 @@ def host_port(value: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
-def gateway_address_variables() -> dict[str, str]:
+@functools.cache
+def gateway_address_variables() -> dict[str, str]:  # cached: callers only read it
     """The gateway's address variables -> the GatewayConfig field each sets, found by setting each
     CARAVANSERAI_* variable the code reads to an address and seeing which field takes it."""
     from engine_service.gateway.config import GatewayConfig
