@@ -23,10 +23,12 @@ VERSION = "1"  # what both examples report as bot_version in Hello
 def example_archive(runtime: str) -> bytes:
     """The example for `runtime` as a .tar.gz: its source as the entry point and caravanserai.json."""
     source, entry = SOURCES[runtime]
-    files = {
-        "caravanserai.json": json.dumps({"runtime": runtime, "entry": entry, "version": VERSION}).encode(),
-        entry: source.read_bytes(),
-    }
+    manifest = {"runtime": runtime, "entry": entry, "version": VERSION}
+    return pack({"caravanserai.json": json.dumps(manifest).encode(), entry: source.read_bytes()})
+
+
+def pack(files: dict[str, bytes]) -> bytes:
+    """Regular files as a .tar.gz, in name order, with no timestamps: the same files give the same bytes."""
     plain = io.BytesIO()
     with tarfile.open(fileobj=plain, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name, data in sorted(files.items()):

@@ -3,9 +3,7 @@ in for the ladder, archives built from files, and a `BotHost` with small limits,
 
 from __future__ import annotations
 
-import io
 import json
-import tarfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -13,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bot_host.examples import pack
 from bot_host.host import Assignment, BotHost, HostSettings, Report
 from bot_host.runtimes import available_runtimes
 from bot_host.sandbox import Limits, Runtime
@@ -30,14 +29,9 @@ LIMITS = Limits(
 
 def make_archive(files: dict[str, str], *, runtime: str = "python", entry: str = "bot.py") -> bytes:
     manifest = {"runtime": runtime, "entry": entry, "version": "1"}
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, text in {"caravanserai.json": json.dumps(manifest), **files}.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return pack(
+        {name: text.encode() for name, text in {"caravanserai.json": json.dumps(manifest), **files}.items()}
+    )
 
 
 def bot_archive(script: str) -> bytes:
