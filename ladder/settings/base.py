@@ -251,7 +251,9 @@ LADDER_PRACTICE_HOUSE_POLICIES = tuple(
 # Hosted bots (`ladder.hosting`, the `bot_host` service; infra/README.md, "Hosted bots"): the upload limits,
 # then the bot host's: processes per machine, the sandbox tool, each process's limits, the gateway's socket.
 HOSTING_ARCHIVE_MAX_BYTES = env_int(env, "HOSTING_ARCHIVE_MAX_BYTES", 2 << 20, minimum=1024)
-HOSTING_ARCHIVE_MAX_UNPACKED_BYTES = env_int(env, "HOSTING_ARCHIVE_MAX_UNPACKED_BYTES", 16 << 20, minimum=1024)
+HOSTING_ARCHIVE_MAX_UNPACKED_BYTES = env_int(
+    env, "HOSTING_ARCHIVE_MAX_UNPACKED_BYTES", 16 << 20, minimum=1024
+)
 HOSTING_ARCHIVE_MAX_FILES = env_int(env, "HOSTING_ARCHIVE_MAX_FILES", 200, minimum=2)
 BOT_HOST_PROCESSES = env_int(env, "CARAVANSERAI_BOT_HOST_PROCESSES", 8, minimum=1)
 BOT_HOST_SANDBOX = env_str(env, "CARAVANSERAI_BOT_HOST_SANDBOX", "/usr/bin/bwrap")
