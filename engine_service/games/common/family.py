@@ -6,7 +6,7 @@ Pure: no Django, no I/O, no RNG of its own. `FamilyState` is an `EffectStackStat
 both games have in the same form (characters, resources, dice, post counts, the dice spaces, the turn and
 round counters, the event log, the final breakdown). It keeps the turn and round scaffolding, the post
 placement loop, the views' shared part and the result. A game declares its other fields, data and rules
-and fills the hooks (`_start_round`, `_final_scores`, `_arrive_in`, `_public_facts`, `_own_goals`,
+and names its `FamilyRules`, fills the hooks (`_start_round`, `_final_scores`, `_arrive_in`, `_public_facts`, `_own_goals`,
 `_revealed`; optionally `_turn_ended`, `_round_ended`, `_next_round`, `_post_removed`, `node_name`, `_gain`).
 Nothing here knows a game's tables.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, NotRequired
 
 from engine_service.games.base import Action, GameResult, JsonDict
@@ -24,6 +25,7 @@ from engine_service.games.common.effects import (
     Effect,
     EffectBase,
     EffectStackState,
+    Handler,
     Phase,
 )
 from engine_service.games.common.resources import gain
@@ -34,30 +36,74 @@ GOODS = ("pepper", "silk", "gold")
 EVENTS_KEPT = 24
 
 
-class FamilyState(EffectStackState):
-    """The part of a Marco Polo family state both games share. A game names its `RESOURCES`, `POSTS`,
-    `BOARD_SPACES` (the dice spaces kept in `spaces`), `MILESTONES` (posts placed -> points) and
-    `PRIVATE_FIELDS`, and declares its other fields itself."""
+@dataclass(frozen=True, eq=False)
+class FamilyRules:
+    """The settings of a family game that the base uses (declared once per game, as its `FAMILY`)."""
 
-    RESOURCES: ClassVar[tuple[str, ...]]
-    POSTS: ClassVar[int]
-    BOARD_SPACES: ClassVar[Iterable[str]]
-    MILESTONES: ClassVar[Mapping[int, int]]
-    PRIVATE_FIELDS: ClassVar[tuple[str, ...]]
-    ROUNDS: ClassVar[int] = 5
+    effects: Mapping[str, Handler]  # the effect kinds' handlers (the state's `EFFECTS`)
+    step_cap: int  # decisions before the game ends with final scoring (the state's `STEP_CAP`)
+    resources: tuple[str, ...]  # the names in a seat's resource bundle
+    posts: int  # trading posts a seat starts with
+    board_spaces: Iterable[str]  # the dice spaces whose placements are kept in `spaces`
+    milestones: Mapping[int, int]  # posts placed -> points
+    private_fields: tuple[str, ...]  # fields left out of the public views
+    quiet_posts: bool = False  # posts may be quiet (Marco Polo II's Q7): a relocation keeps the flag
+    rounds: int = 5
+
+
+class FamilyState(EffectStackState):
+    """The part of a Marco Polo family state both games share. A game names its `FAMILY` rules and declares
+    its other fields (and the element types of `posts`, `figures`, `active`, `done`, `goals`,
+    `goal_offers`, `posts_this_turn`, which differ: node ids and contract ids are ints in Voyages)."""
+
+    FAMILY: ClassVar[FamilyRules]
+    # The fields every family state has (a game adds its own to `_FIELDS`).
+    _FIELDS: tuple[str, ...] = (
+        "chars",
+        "res",
+        "dice",
+        "posts",
+        "posts_left",
+        "posts_placed",
+        "figures",
+        "active",
+        "done",
+        "goals",
+        "goal_offers",
+        "spaces",
+        "khan",
+        "black_left",
+        "round",
+        "turn_seat",
+        "phase",
+        "main_done",
+        "black_bought",
+        "posts_this_turn",
+        "pending",
+        "draft_pool",
+        "turns",
+        "events",
+        "end_reason",
+        "final",
+    )
     posts: list[list[Any]]
     goal_offers: list[list[Any]]
     posts_this_turn: list[Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.EFFECTS = cls.FAMILY.effects
+        cls.STEP_CAP = cls.FAMILY.step_cap
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
         n = num_players
         self.chars: list[str] = [""] * n
-        self.res: list[dict[str, int]] = [dict.fromkeys(self.RESOURCES, 0) for _ in range(n)]
+        self.res: list[dict[str, int]] = [dict.fromkeys(self.FAMILY.resources, 0) for _ in range(n)]
         self.dice: list[list[str]] = [[] for _ in range(n)]
-        self.posts_left: list[int] = [self.POSTS] * n
+        self.posts_left: list[int] = [self.FAMILY.posts] * n
         self.posts_placed: list[int] = [0] * n
-        self.spaces: dict[str, list[list[Any]]] = {name: [] for name in self.BOARD_SPACES}
+        self.spaces: dict[str, list[list[Any]]] = {name: [] for name in self.FAMILY.board_spaces}
         self.khan: list[list[Any]] = []
         self.black_left = 0
         self.round = 0
@@ -111,7 +157,7 @@ class FamilyState(EffectStackState):
     def _end_round(self) -> None:
         self._round_ended()
         self._log({"event": "round_end", "round": self.round})
-        if self.round >= self.ROUNDS:
+        if self.round >= self.FAMILY.rounds:
             self._finish("completed")
             return
         self._next_round()
@@ -153,23 +199,19 @@ class FamilyState(EffectStackState):
                 continue
             if self.posts_left[seat] <= 0:
                 relocate = RelocateEffect(t=Relocate.kind, seat=seat, node=node)
-                self._push([relocate, self._posts_effect(seat, nodes, bonuses, quiet)])
+                self._push(
+                    [relocate, posts_effect(seat, nodes, bonuses, quiet if self.FAMILY.quiet_posts else None)]
+                )
                 return
             self.posts_left[seat] -= 1
             self.posts_placed[seat] += 1
-            milestone = self.MILESTONES.get(self.posts_placed[seat], 0)
+            milestone = self.FAMILY.milestones.get(self.posts_placed[seat], 0)
             self.res[seat]["vp"] += milestone
             self._log({"event": "post", "seat": seat, "city": node, "milestone_vp": milestone})
             found = self._arrive_in(seat, node)
             if not quiet:
                 bonuses += found
         self._push(bonuses)
-
-    def _posts_effect(
-        self, seat: int, nodes: list[Any], bonuses: list[EffectBase], quiet: bool
-    ) -> PostsEffect:
-        """The posts still to place after a relocation (a game that has quiet posts keeps the flag)."""
-        return PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses)
 
     @abstractmethod
     def _arrive_in(self, seat: int, node: Any) -> list[EffectBase]:
@@ -209,7 +251,7 @@ class FamilyState(EffectStackState):
     def _public(self) -> JsonDict:
         """The state without its private fields, with the game's public facts about them."""
         payload = self._payload()
-        for name in self.PRIVATE_FIELDS:
+        for name in self.FAMILY.private_fields:
             del payload[name]
         current = self.current_seats()
         payload.update(
@@ -330,6 +372,21 @@ class Goods2(ChoiceEffect[FamilyState, EffectBase]):
             state._gain(int(effect["seat"]), {str(g): 1})
 
 
+def posts_effect(
+    seat: int, nodes: list[Any], bonuses: list[EffectBase] | None = None, quiet: bool | None = None
+) -> PostsEffect:
+    """Posts to place in `nodes` (with the bonuses collected so far; `quiet` only where a game has it)."""
+    effect = PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[] if bonuses is None else bonuses)
+    if quiet is not None:
+        effect["quiet"] = quiet
+    return effect
+
+
+def goods_choices(seat: int, goods: int, pairs: int) -> list[EffectBase]:
+    """A reward's choices of goods: `goods` single goods, then `pairs` of two different goods."""
+    return [simple(Good.kind, seat)] * goods + [simple(Goods2.kind, seat)] * pairs
+
+
 def simple(kind: str, seat: int) -> EffectBase:
     """An effect of a kind with no payload beyond its seat (bonus, draft, good, goods2, ...)."""
     return EffectBase(t=kind, seat=seat)
@@ -345,5 +402,7 @@ __all__ = [
     "PostsEffect",
     "Relocate",
     "RelocateEffect",
+    "goods_choices",
+    "posts_effect",
     "simple",
 ]

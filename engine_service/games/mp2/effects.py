@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NotRequired
 from engine_service.games.base import Action
 from engine_service.games.common.dice import COLOUR, kind_of
 from engine_service.games.common.effects import AutoEffect, ChoiceEffect, EffectBase, choice_kinds, registry
-from engine_service.games.common.family import Draft, Good, Goods2, Posts, PostsEffect, Relocate
+from engine_service.games.common.family import Draft, Good, Goods2, Posts, Relocate, posts_effect
 from engine_service.games.common.resources import max_times_with, pay_with
 from engine_service.games.mp2.tables import (
     BOOKS,
@@ -489,7 +489,7 @@ class Move(ChoiceEffect["Mp2State", MoveEffect]):
                     ExtraPostEffect(t=ExtraPost.kind, seat=seat, nodes=ends, candidates=candidates)
                 )
         if not effects:
-            effects.append(PostsEffect(t=Posts.kind, seat=seat, nodes=ends, bonuses=[]))
+            effects.append(posts_effect(seat, ends))
         if state.chars[seat] == "mongke" and effect["oases"]:
             n = len(effect["oases"])
             state.res[seat]["vp"] += MONGKE_OASIS_VP * n
@@ -517,13 +517,13 @@ class ExtraPost(ChoiceEffect["Mp2State", ExtraPostEffect]):
             # Q7 alternative: the extra post brings no bonus; the end cities' posts do.
             state._push(
                 [
-                    PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[]),
-                    PostsEffect(t=Posts.kind, seat=seat, nodes=[str(extra)], bonuses=[], quiet=True),
+                    posts_effect(seat, nodes),
+                    posts_effect(seat, [str(extra)], quiet=True),
                 ]
             )
         else:
             nodes += [str(extra)] if extra else []
-            state._push([PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[])])
+            state._push([posts_effect(seat, nodes)])
 
 
 class Mongke(ChoiceEffect["Mp2State", CountEffect]):

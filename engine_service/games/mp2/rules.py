@@ -18,26 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine_service.games.base import Action, JsonDict
-from engine_service.games.common import cardrow
-from engine_service.games.common.dice import (
-    COLOUR,
-    SpaceDef,
-    colour_used,
-    distinct_groups,
-    kind_of,
-    placement_fee,
-    remove_tokens,
-    roll,
-)
+from engine_service.games.common import cardrow, dice
 from engine_service.games.common.effects import EffectBase, Phase
 from engine_service.games.common.family import (
     GOOD_PAIRS,
     Draft,
+    FamilyRules,
     FamilyState,
-    Good,
-    Goods2,
-    Posts,
-    PostsEffect,
+    goods_choices,
     simple,
 )
 from engine_service.games.common.resources import can_afford_with, gain, pay_with
@@ -135,16 +123,16 @@ BLACK_DIE_CAMELS = 3
 NUMERALS = ("I", "II", "III")
 PRIVATE_FIELDS = ("goals", "goal_offers", "pile", "card_deck", "offer_piles", "offer_box")
 
-BLUE: dict[str, SpaceDef] = {
-    "book1": SpaceDef("book1", 1),
-    "book2": SpaceDef("book2", 1),
-    "book3a": SpaceDef("book3a", 1),
-    "book3b": SpaceDef("book3b", 1),
-    "seals": SpaceDef("seals", 2),
-    "travel1": SpaceDef("travel1", 1),
-    "travel2": SpaceDef("travel2", 2),
-    "travel3": SpaceDef("travel3", 3),
-    "contracts": SpaceDef("contracts", 1),
+BLUE: dict[str, dice.SpaceDef] = {
+    "book1": dice.SpaceDef("book1", 1),
+    "book2": dice.SpaceDef("book2", 1),
+    "book3a": dice.SpaceDef("book3a", 1),
+    "book3b": dice.SpaceDef("book3b", 1),
+    "seals": dice.SpaceDef("seals", 2),
+    "travel1": dice.SpaceDef("travel1", 1),
+    "travel2": dice.SpaceDef("travel2", 2),
+    "travel3": dice.SpaceDef("travel3", 3),
+    "contracts": dice.SpaceDef("contracts", 1),
 }
 BOOK_OF = {"book1": "I", "book2": "II", "book3a": "III", "book3b": "III"}
 TRAVEL_RANK = {"travel1": 1, "travel2": 2, "travel3": 3}
@@ -152,7 +140,7 @@ TRAVEL_CAP = {"travel1": 1, "travel2": 3, "travel3": 6}
 TRAVEL1_COINS = 2
 SPECIAL_SPACES = tuple(f"{city}-{k}" for city in ("BAL", "HOR", "BAG") for k in (1, 2))
 CARD_SLOTS = (*CARD_CITIES, "A1", "A2")
-BROWN_ONE = SpaceDef("brown", 1, shared=False)
+BROWN_ONE = dice.SpaceDef("brown", 1, shared=False)
 MAIN_ORDER = (
     "book1",
     "book2",
@@ -211,33 +199,28 @@ def _pareto_add(
 class Mp2State(FamilyState):
     """One game of Marco Polo II. Everything mutable lives in plain JSON-able attributes."""
 
-    EFFECTS = EFFECTS
-    STEP_CAP = STEP_CAP
-    RESOURCES = RESOURCES
-    POSTS = POSTS
-    BOARD_SPACES = tuple(BLUE)
-    MILESTONES = MILESTONES
-    PRIVATE_FIELDS = PRIVATE_FIELDS
-    ROUNDS = ROUNDS
+    FAMILY = FamilyRules(
+        EFFECTS, STEP_CAP, RESOURCES, POSTS, BLUE, MILESTONES, PRIVATE_FIELDS, quiet_posts=True
+    )
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
-        n = num_players
-        self.extra_shields: list[int] = [0] * n
-        self.spare_figs: list[list[int]] = [[] for _ in range(n)]  # Donata's figures, by colour index
-        self.done: list[list[str]] = [[] for _ in range(n)]
-        self.posts: list[list[str]] = [[] for _ in range(n)]
-        self.goals: list[str] = [""] * n
-        self.figures: list[list[str]] = [[BEIJING] for _ in range(n)]
-        self.goal_offers: list[list[str]] = [[] for _ in range(n)]
-        self.active: list[list[str]] = [[] for _ in range(n)]
-        self.seals: list[dict[str, int]] = [{} for _ in range(n)]  # seal -> 1 basic, 2 improved
+        self.extra_shields: list[int] = [0] * num_players
+        # Donata's figures, by colour index
+        self.spare_figs: list[list[int]] = [[] for _ in range(num_players)]
+        self.done: list[list[str]] = [[] for _ in range(num_players)]
+        self.posts: list[list[str]] = [[] for _ in range(num_players)]
+        self.goals: list[str] = [""] * num_players
+        self.figures: list[list[str]] = [[BEIJING] for _ in range(num_players)]
+        self.goal_offers: list[list[str]] = [[] for _ in range(num_players)]
+        self.active: list[list[str]] = [[] for _ in range(num_players)]
+        self.seals: list[dict[str, int]] = [{} for _ in range(num_players)]  # seal -> 1 basic, 2 improved
         self.brown: dict[str, list[Any]] = {}
         self.cards: dict[str, str] = {}
         self.card_deck: list[str] = []
         self.card_box: list[str] = []
         self.outposts: dict[str, str] = {}
-        self.kept_tiles: list[list[str]] = [[] for _ in range(n)]
+        self.kept_tiles: list[list[str]] = [[] for _ in range(num_players)]
         self.markers: dict[str, str] = {}
         self.marker_box = ""
         self.contract_spaces: dict[str, list[str | None]] = {}
@@ -250,9 +233,9 @@ class Mp2State(FamilyState):
         self.next_first: int | None = None
         self.travel_rank = 0
         self.posts_this_turn: list[str] = []
-        self.vidal_sold: list[bool] = [False] * n
+        self.vidal_sold: list[bool] = [False] * num_players
         self.tiles: dict[str, str] = {}  # route tile -> up | down | held
-        self.caravans: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+        self.caravans: list[list[dict[str, Any]]] = [[] for _ in range(num_players)]
 
     # --- setup ------------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -358,7 +341,7 @@ class Mp2State(FamilyState):
             self._log({"event": "black_die_none_left", "seat": seat})
             return
         self.black_left -= 1
-        tok = roll(self.rng, "b")
+        tok = dice.roll(self.rng, "b")
         self.dice[seat] = sorted([*self.dice[seat], tok])
         self._log({"event": "black_die", "seat": seat, "die": tok})
         self._isabella_face(seat, tok_value(tok))
@@ -394,7 +377,7 @@ class Mp2State(FamilyState):
                     self.cards[slot] = str(drawn)
         self.tiles = {t: "up" if state == "down" else state for t, state in self.tiles.items()}
         for seat in range(n):
-            self.dice[seat] = sorted(roll(self.rng, COLOUR) for _ in range(COLOUR_DICE))
+            self.dice[seat] = sorted(dice.roll(self.rng, dice.COLOUR) for _ in range(COLOUR_DICE))
         self._log({"event": "round", "first_player": self.first_player, "dice": [list(d) for d in self.dice]})
         effects: list[EffectBase] = []
         for seat in self._order_from(self.first_player):
@@ -463,17 +446,17 @@ class Mp2State(FamilyState):
     def _turn_actions(self, seat: int) -> list[Action]:
         """The turn menu (first level): end, bonus actions, and the normal action's space. Which die (or
         dice) is a second decision (`die_bonus` / `dice_pick` effects), so the menu stays short."""
-        dice = self.dice[seat]
+        held = self.dice[seat]
         res = self.res[seat]
         char = self.chars[seat]
         actions: list[Action] = []
         spaces: list[Action] = []
-        if self.main_done or not dice:
+        if self.main_done or not held:
             actions.append(Action("end", "end"))
         else:
             for name in dict.fromkeys(str(a.details["space"]) for a in self._placements(seat, first=True)):
                 spaces.append(Action(f"place:{name}", "place", {"space": name}))
-        if dice:
+        if held:
             # The safe fallback while the normal action is due (and the action itself when none is possible).
             forced = not self.main_done and not spaces
             actions.append(Action("bag", "bonus", {"bonus": "money_bag", "as_action": forced}))
@@ -498,9 +481,9 @@ class Mp2State(FamilyState):
             actions.extend(self._caravan_menu(seat))
         if self.black_left > 0 and not self.black_bought and self.can_pay(seat, {"camels": BLACK_DIE_CAMELS}):
             actions.append(Action("black", "bonus", {"bonus": "black_die", "camels": BLACK_DIE_CAMELS}))
-        if dice and self.can_pay(seat, {"camels": 1}):
+        if held and self.can_pay(seat, {"camels": 1}):
             actions.append(Action("reroll", "bonus", {"bonus": "reroll", "camels": 1}))
-        if dice and self.can_pay(seat, {"camels": 2}):
+        if held and self.can_pay(seat, {"camels": 2}):
             actions.append(Action("adjust", "bonus", {"bonus": "adjust", "camels": 2}))
         return actions + spaces
 
@@ -590,7 +573,7 @@ class Mp2State(FamilyState):
             self._take_black_die(seat)
         elif aid.startswith("bag:"):
             tok = str(details["die"])
-            remove_tokens(self.dice[seat], [tok])
+            dice.remove_tokens(self.dice[seat], [tok])
             self._gain(seat, details["gain"])
             if details["as_action"]:
                 self.main_done = True
@@ -624,20 +607,20 @@ class Mp2State(FamilyState):
         elif aid.startswith("reroll:"):
             tok = str(details["die"])
             self._pay(seat, {"camels": 1})
-            new = roll(self.rng, kind_of(tok))
+            new = dice.roll(self.rng, dice.kind_of(tok))
             self._replace_die(seat, tok, new)
             self._isabella_face(seat, tok_value(new))
         elif aid.startswith("adjust:"):
             tok = str(details["die"])
             self._pay(seat, {"camels": 2})
-            self._replace_die(seat, tok, f"{kind_of(tok)}{tok_value(tok) + int(details['by'])}")
+            self._replace_die(seat, tok, f"{dice.kind_of(tok)}{tok_value(tok) + int(details['by'])}")
         elif aid.startswith("place:"):
             self._place(seat, action)
         else:  # pragma: no cover - the menu only makes the ids above
             raise AssertionError(aid)
 
     def _replace_die(self, seat: int, old: str, new: str) -> None:
-        remove_tokens(self.dice[seat], [old])
+        dice.remove_tokens(self.dice[seat], [old])
         self.dice[seat] = sorted([*self.dice[seat], new])
         self._log({"event": "die", "seat": seat, "from": old, "to": new})
 
@@ -658,10 +641,10 @@ class Mp2State(FamilyState):
     # --- dice placement (the normal actions) ------------------------------------------------------------
     def _tokens(self, seat: int) -> list[str]:
         """Dice and, for Donata, her spare figures ("F<colour>") while she still holds a die."""
-        dice = self.dice[seat]
-        if dice and self.spare_figs[seat]:
-            return [*dice, *(f"F{c}" for c in self.spare_figs[seat])]
-        return list(dice)
+        held = self.dice[seat]
+        if held and self.spare_figs[seat]:
+            return [*held, *(f"F{c}" for c in self.spare_figs[seat])]
+        return list(held)
 
     def _placements(self, seat: int, *, only: str | None = None, first: bool = False) -> list[Action]:
         """Every legal dice placement (for `only` that space; with `first`, at most one per space, enough
@@ -674,7 +657,7 @@ class Mp2State(FamilyState):
 
         def groups(size: int) -> list[tuple[str, ...]]:
             if size not in groups_by_size:
-                groups_by_size[size] = distinct_groups(tokens, size) if len(tokens) >= size else []
+                groups_by_size[size] = dice.distinct_groups(tokens, size) if len(tokens) >= size else []
             return groups_by_size[size]
 
         def can(name: str, strength: int, extra: int) -> bool:
@@ -694,14 +677,14 @@ class Mp2State(FamilyState):
                 if name.startswith("travel") and char == "gantulga" and name != "travel1":
                     continue
                 placed = self.spaces[name]
-                blocked = colour_used(placed, seat)
+                blocked = dice.colour_used(placed, seat)
                 for group in groups(size):
                     if placed and any(t[0] == "F" for t in group):
                         continue
-                    if blocked and any(kind_of(t) == COLOUR for t in group):
+                    if blocked and any(dice.kind_of(t) == dice.COLOUR for t in group):
                         continue
                     values = [tok_value(t) for t in group]
-                    fee = placement_fee(space, bool(placed), values)
+                    fee = dice.placement_fee(space, bool(placed), values)
                     if fee is None:
                         continue
                     extra = fee + (TRAVEL1_COINS if name == "travel1" else 0)
@@ -743,10 +726,15 @@ class Mp2State(FamilyState):
             return False
         if city is not None and not name.startswith("card-"):
             owner = int(tok[1:]) if tok[0] == "F" else seat
-            coloured = tok[0] == "F" or kind_of(tok) == COLOUR
+            coloured = tok[0] == "F" or dice.kind_of(tok) == dice.COLOUR
             for k in (1, 2):
                 placed = self.brown.get(f"{city}-{k}")
-                if coloured and placed is not None and placed[0] == owner and kind_of(placed[1]) == COLOUR:
+                if (
+                    coloured
+                    and placed is not None
+                    and placed[0] == owner
+                    and dice.kind_of(placed[1]) == dice.COLOUR
+                ):
                     return False
         return True
 
@@ -765,8 +753,8 @@ class Mp2State(FamilyState):
             if tok[0] == "F":
                 owner, blocked_kind = int(tok[1:]), True
             else:
-                owner, blocked_kind = seat, kind_of(tok) == COLOUR
-            if blocked_kind and colour_used([[s, [t]] for s, t in self.khan], owner):
+                owner, blocked_kind = seat, dice.kind_of(tok) == dice.COLOUR
+            if blocked_kind and dice.colour_used([[s, [t]] for s, t in self.khan], owner):
                 continue
             if tok_value(tok) >= floor:
                 actions.append(self._place_action("khan", group, 0, tok_value(tok)))
@@ -832,11 +820,11 @@ class Mp2State(FamilyState):
         details = action.details
         name = str(details["space"])
         group = [str(t) for t in details["dice"]]
-        dice = [t for t in group if t[0] != "F"]
+        placed_dice = [t for t in group if t[0] != "F"]
         figs = [int(t[1:]) for t in group if t[0] == "F"]
         strength = int(details["strength"])
         occupied = bool(self.spaces[name]) if name in BLUE else False
-        remove_tokens(self.dice[seat], dice)
+        dice.remove_tokens(self.dice[seat], placed_dice)
         if figs:
             self.spare_figs[seat] = [c for c in self.spare_figs[seat] if c not in figs]
         fee = int(details["fee"])
@@ -845,8 +833,8 @@ class Mp2State(FamilyState):
             self._pay(seat, {"coins": extra})
         self.main_done = True
         entries: list[list[Any]] = []
-        if dice:
-            entries.append([seat, dice])
+        if placed_dice:
+            entries.append([seat, placed_dice])
         entries += [[colour, [f"c{FIGURE_VALUE}"]] for colour in figs]
         self._log({"event": "place", "seat": seat, "space": name, "dice": group, "fee": fee})
         if name == "khan":
@@ -856,7 +844,7 @@ class Mp2State(FamilyState):
             self.spaces[name] = [*self.spaces[name], *entries]
         else:
             self.brown[name] = [entries[0][0], entries[0][1][0]]
-        if dice and occupied and self.chars[seat] == "donata":
+        if placed_dice and occupied and self.chars[seat] == "donata":
             self._push([reward_effect(seat, {"camels": 2})])
         if name in BOOK_OF:
             numeral = BOOK_OF[name]
@@ -919,9 +907,7 @@ class Mp2State(FamilyState):
     def _reward(self, seat: int, reward: Mapping[str, int]) -> None:
         """Gain a reward bundle; its choices (goods, moves, contracts, ...) become effects resolved next."""
         self._gain(seat, {k: v for k, v in reward.items() if k in RESOURCES})
-        effects: list[EffectBase] = []
-        effects += [simple(Good.kind, seat)] * reward.get("good_choice", 0)
-        effects += [simple(Goods2.kind, seat)] * reward.get("diff2", 0)
+        effects = goods_choices(seat, reward.get("good_choice", 0), reward.get("diff2", 0))
         effects += [simple(OtherMarker.kind, seat)] * reward.get("other_marker", 0)
         for _ in range(reward.get("black_die", 0)):
             self._take_black_die(seat)
@@ -1024,11 +1010,6 @@ class Mp2State(FamilyState):
         if node in SPECIAL_CITIES:
             effects.append(reward_effect(seat, SPECIAL_CITIES[node]["bonus"]))
         return effects
-
-    def _posts_effect(
-        self, seat: int, nodes: list[Any], bonuses: list[EffectBase], quiet: bool
-    ) -> PostsEffect:
-        return PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=bonuses, quiet=quiet)
 
     # --- caravans ---------------------------------------------------------------------------------------
     def caravan_capacity(self, seat: int) -> int:
@@ -1139,22 +1120,10 @@ class Mp2State(FamilyState):
 
     # --- persistence ------------------------------------------------------------------------------------
     _FIELDS = (
-        "chars",
-        "res",
+        *FamilyState._FIELDS,
         "extra_shields",
-        "dice",
         "spare_figs",
-        "posts",
-        "posts_left",
-        "posts_placed",
-        "figures",
-        "active",
-        "done",
-        "goals",
-        "goal_offers",
         "seals",
-        "spaces",
-        "khan",
         "brown",
         "cards",
         "card_deck",
@@ -1169,25 +1138,12 @@ class Mp2State(FamilyState):
         "offer_piles",
         "offer_now",
         "offer_box",
-        "black_left",
-        "round",
         "first_player",
         "next_first",
         "travel_rank",
-        "turn_seat",
-        "phase",
-        "main_done",
-        "black_bought",
-        "posts_this_turn",
-        "pending",
-        "draft_pool",
         "vidal_sold",
         "tiles",
         "caravans",
-        "turns",
-        "events",
-        "end_reason",
-        "final",
     )
 
     def clone(self) -> Mp2State:

@@ -17,26 +17,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine_service.games.base import Action, JsonDict
-from engine_service.games.common import cardrow
-from engine_service.games.common.dice import (
-    COLOUR,
-    SpaceDef,
-    colour_used,
-    distinct_groups,
-    kind_of,
-    placement_fee,
-    remove_tokens,
-    roll,
-    value_of,
-)
+from engine_service.games.common import cardrow, dice
 from engine_service.games.common.effects import EffectBase, Phase
 from engine_service.games.common.family import (
     Draft,
+    FamilyRules,
     FamilyState,
-    Good,
-    Goods2,
-    Posts,
-    PostsEffect,
+    goods_choices,
+    posts_effect,
     simple,
 )
 from engine_service.games.common.resources import can_afford, gain, pay
@@ -113,17 +101,17 @@ RESOURCES = ("coins", "camels", "pepper", "silk", "gold", "vp")
 PRIVATE_FIELDS = ("goals", "goal_offers", "round_piles", "special")
 MILESTONES = {8: 5, 9: 10, 11: 10}  # posts placed -> points
 
-SPACES: dict[str, SpaceDef] = {
-    "coins5": SpaceDef("coins5", 1),
-    "camels": SpaceDef("camels", 1),
-    "pepper": SpaceDef("pepper", 1),
-    "silk": SpaceDef("silk", 2),
-    "gold": SpaceDef("gold", 3),
-    "contracts": SpaceDef("contracts", 1),
-    "travel": SpaceDef("travel", 2),
+SPACES: dict[str, dice.SpaceDef] = {
+    "coins5": dice.SpaceDef("coins5", 1),
+    "camels": dice.SpaceDef("camels", 1),
+    "pepper": dice.SpaceDef("pepper", 1),
+    "silk": dice.SpaceDef("silk", 2),
+    "gold": dice.SpaceDef("gold", 3),
+    "contracts": dice.SpaceDef("contracts", 1),
+    "travel": dice.SpaceDef("travel", 2),
 }
-KHAN = SpaceDef("khan", 1, shared=True, fee=False)
-CARD_SPACE = SpaceDef("card", 1, shared=False)
+KHAN = dice.SpaceDef("khan", 1, shared=True, fee=False)
+CARD_SPACE = dice.SpaceDef("card", 1, shared=False)
 SLOT_INDEX = {slot: i for i, (slot, _city) in enumerate(CARD_SLOTS)}
 MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts", "travel")
 
@@ -131,24 +119,16 @@ MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts",
 class VoyagesState(FamilyState):
     """One game of The Voyages of Marco Polo. Everything mutable lives in plain JSON-able attributes."""
 
-    EFFECTS = EFFECTS
-    STEP_CAP = STEP_CAP
-    RESOURCES = RESOURCES
-    POSTS = POSTS
-    BOARD_SPACES = tuple(SPACES)
-    MILESTONES = MILESTONES
-    PRIVATE_FIELDS = PRIVATE_FIELDS
-    ROUNDS = ROUNDS
+    FAMILY = FamilyRules(EFFECTS, STEP_CAP, RESOURCES, POSTS, SPACES, MILESTONES, PRIVATE_FIELDS)
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
-        n = num_players
-        self.figures: list[list[int]] = [[VENEZIA] for _ in range(n)]
-        self.posts: list[list[int]] = [[] for _ in range(n)]
-        self.goals: list[list[int]] = [[] for _ in range(n)]
-        self.active: list[list[int]] = [[] for _ in range(n)]
-        self.goal_offers: list[list[int]] = [[] for _ in range(n)]
-        self.done: list[list[int]] = [[] for _ in range(n)]
+        self.figures: list[list[int]] = [[VENEZIA] for _ in range(num_players)]
+        self.posts: list[list[int]] = [[] for _ in range(num_players)]
+        self.goals: list[list[int]] = [[] for _ in range(num_players)]
+        self.active: list[list[int]] = [[] for _ in range(num_players)]
+        self.goal_offers: list[list[int]] = [[] for _ in range(num_players)]
+        self.done: list[list[int]] = [[] for _ in range(num_players)]
         self.cards: list[int] = []
         self.card_used: list[int | None] = [None] * len(CARD_SLOTS)
         self.outposts: dict[str, int] = {}
@@ -264,15 +244,15 @@ class VoyagesState(FamilyState):
             if self.chars[seat] == "raschid":
                 self.dice[seat] = ["c0"] * COLOUR_DICE
             else:
-                self.dice[seat] = [roll(self.rng, COLOUR) for _ in range(COLOUR_DICE)]
+                self.dice[seat] = [dice.roll(self.rng, dice.COLOUR) for _ in range(COLOUR_DICE)]
             if self.chars[seat] == "matteo":
-                self.dice[seat].append(roll(self.rng, "w"))
+                self.dice[seat].append(dice.roll(self.rng, "w"))
             self.dice[seat].sort()
         self._log({"event": "round", "start_player": self.start_player, "dice": [list(d) for d in self.dice]})
         effects: list[EffectBase] = []
         for seat in self._order_from(self.start_player):
             if self.chars[seat] != "raschid":
-                total = sum(value_of(t) for t in self.dice[seat])
+                total = sum(dice.value_of(t) for t in self.dice[seat])
                 if total < 15:
                     effects.append(CountEffect(t=Comp.kind, seat=seat, n=15 - total))
             for node in self.small_cities_of(seat):
@@ -319,13 +299,13 @@ class VoyagesState(FamilyState):
         """The turn menu (first level): end, `bonus` (money bag, black die, reroll, adjust: chosen with their
         die on the second level), completing a contract, and the main action's space (its dice are the second
         level), so the menu stays short."""
-        dice = self.dice[seat]
+        held = self.dice[seat]
         res = self.res[seat]
         actions: list[Action] = []
-        if self.main_done or not dice:
+        if self.main_done or not held:
             actions.append(Action("end", "end"))
         spaces: list[Action] = []
-        if not self.main_done and dice:
+        if not self.main_done and held:
             for name in dict.fromkeys(str(a.details["space"]) for a in self._placements(seat, first=True)):
                 spaces.append(Action(f"place:{name}", "place", {"space": name}))
             if not actions and spaces and spaces[0].id == "place:coins5":
@@ -354,7 +334,7 @@ class VoyagesState(FamilyState):
         """Second level of bag / reroll / adjust: which die (and for adjust, which way)."""
         actions = []
         for tok in sorted(set(self.dice[seat])):
-            value = value_of(tok)
+            value = dice.value_of(tok)
             if bonus == "bag":
                 actions.append(Action(f"bag:{tok}", "bonus", {"bonus": "bag", "die": tok}))
             elif value == 0:
@@ -389,18 +369,20 @@ class VoyagesState(FamilyState):
         tok = str(action.details["die"])
         bonus = action.details["bonus"]
         if bonus == "bag":
-            remove_tokens(self.dice[seat], [tok])
+            dice.remove_tokens(self.dice[seat], [tok])
             gain(res, {"coins": 3})
             self._log({"event": "bag", "seat": seat, "die": tok})
         elif bonus == "reroll":
             pay(res, {"camels": 1})
-            self._replace_die(seat, tok, roll(self.rng, kind_of(tok)))
+            self._replace_die(seat, tok, dice.roll(self.rng, dice.kind_of(tok)))
         else:
             pay(res, {"camels": 2})
-            self._replace_die(seat, tok, f"{kind_of(tok)}{value_of(tok) + int(action.details['by'])}")
+            self._replace_die(
+                seat, tok, f"{dice.kind_of(tok)}{dice.value_of(tok) + int(action.details['by'])}"
+            )
 
     def _replace_die(self, seat: int, old: str, new: str) -> None:
-        remove_tokens(self.dice[seat], [old])
+        dice.remove_tokens(self.dice[seat], [old])
         self.dice[seat].append(new)
         self.dice[seat].sort()
         self._log({"event": "die", "seat": seat, "from": old, "to": new})
@@ -410,7 +392,7 @@ class VoyagesState(FamilyState):
             self._log({"event": "black_die_none_left", "seat": seat})
             return
         self.black_left -= 1
-        tok = "b0" if self.chars[seat] == "raschid" else roll(self.rng, "b")
+        tok = "b0" if self.chars[seat] == "raschid" else dice.roll(self.rng, "b")
         self.dice[seat].append(tok)
         self.dice[seat].sort()
         self._log({"event": "black_die", "seat": seat, "die": tok})
@@ -441,23 +423,23 @@ class VoyagesState(FamilyState):
 
     def _space_placements(self, seat: int, name: str, first: bool) -> list[Action]:
         """Placements on one board space (the occupancy fee paid in coins, Berke exempt)."""
-        dice = self.dice[seat]
+        held = self.dice[seat]
         coins = self.res[seat]["coins"]
         berke = self.chars[seat] == "berke"
         space = SPACES[name]
-        if len(dice) < space.dice:
+        if len(held) < space.dice:
             return []
         placed = self.spaces[name]
-        blocked = colour_used(placed, seat)
+        blocked = dice.colour_used(placed, seat)
         fee_free = berke or not placed
         performable: dict[int, bool] = {}
         actions: list[Action] = []
-        for group in distinct_groups(dice, space.dice):
-            if blocked and any(kind_of(t) == COLOUR for t in group):
+        for group in dice.distinct_groups(held, space.dice):
+            if blocked and any(dice.kind_of(t) == dice.COLOUR for t in group):
                 continue
             for chosen in self._value_choices(group, name, fee_free):
-                values = [value_of(t) or chosen for t in group]
-                fee = placement_fee(space, bool(placed), values, exempt=berke)
+                values = [dice.value_of(t) or chosen for t in group]
+                fee = dice.placement_fee(space, bool(placed), values, exempt=berke)
                 if fee is None or fee > coins:
                     continue
                 if fee not in performable:
@@ -480,9 +462,9 @@ class VoyagesState(FamilyState):
         card = self.cards[slot]
         coins = self.res[seat]["coins"]
         actions: list[Action] = []
-        for group in distinct_groups(self.dice[seat], 1):
+        for group in dice.distinct_groups(self.dice[seat], 1):
             for chosen in self._value_choices(group, "card", True):
-                value = value_of(group[0]) or chosen
+                value = dice.value_of(group[0]) or chosen
                 if self._card_performable(seat, card, value, coins):
                     actions.append(self._place_action(f"card-{slot_name}", group, chosen, 0, value, card))
                     if first:
@@ -494,7 +476,7 @@ class VoyagesState(FamilyState):
         """Raschid's unrolled dice (value 0) take a value chosen on use. Where no fee is due and the value
         only caps the strength (a lower strength stays choosable afterwards) 6 is offered alone, and on
         5 coins (value irrelevant) 1 alone; on occupied spaces every value is a real fee/strength trade."""
-        if all(value_of(t) != 0 for t in group):
+        if all(dice.value_of(t) != 0 for t in group):
             return [0]
         if name == "coins5":
             return [1]
@@ -517,15 +499,15 @@ class VoyagesState(FamilyState):
     def _khan_placements(self, seat: int) -> list[Action]:
         if len(self.khan) >= KHAN_SLOTS:
             return []
-        blocked = colour_used([[s, [t]] for s, t in self.khan], seat)
-        floor = value_of(self.khan[-1][1]) if self.khan else 1
+        blocked = dice.colour_used([[s, [t]] for s, t in self.khan], seat)
+        floor = dice.value_of(self.khan[-1][1]) if self.khan else 1
         actions = []
-        for group in distinct_groups(self.dice[seat], 1):
+        for group in dice.distinct_groups(self.dice[seat], 1):
             tok = group[0]
-            if blocked and kind_of(tok) == COLOUR:
+            if blocked and dice.kind_of(tok) == dice.COLOUR:
                 continue
             for chosen in self._value_choices(group, "khan"):
-                value = value_of(tok) or chosen
+                value = dice.value_of(tok) or chosen
                 if value >= floor:
                     actions.append(self._place_action("khan", group, chosen, 0, value))
         return actions
@@ -575,8 +557,8 @@ class VoyagesState(FamilyState):
         name = str(details["space"])
         group = list(details["dice"])
         chosen = int(details.get("value", 0))
-        used = [t if value_of(t) else f"{kind_of(t)}{chosen}" for t in group]
-        remove_tokens(self.dice[seat], group)
+        used = [t if dice.value_of(t) else f"{dice.kind_of(t)}{chosen}" for t in group]
+        dice.remove_tokens(self.dice[seat], group)
         fee = int(details["fee"])
         strength = int(details["strength"])
         if fee:
@@ -603,7 +585,7 @@ class VoyagesState(FamilyState):
             if self.num_players <= 3:
                 for other in self.mercator_seats(seat):
                     gain(self.res[other], {"camels": 1})
-            self._push([simple(Good.kind, seat)])
+            self._push(goods_choices(seat, 1, 0))
         elif name == "contracts":
             self._push([PickEffect(t=Pick.kind, seat=seat, die=strength, taken=[])])
         elif name == "travel":
@@ -643,9 +625,7 @@ class VoyagesState(FamilyState):
     def _reward(self, seat: int, reward: Mapping[str, int]) -> None:
         """Gain a reward bundle; its choices (goods, moves, contracts) become effects resolved next."""
         gain(self.res[seat], {k: v for k, v in reward.items() if k in RESOURCES})
-        effects: list[EffectBase] = []
-        effects += [simple(Good.kind, seat)] * reward.get("good_choice", 0)
-        effects += [simple(Goods2.kind, seat)] * reward.get("different_goods", 0)
+        effects = goods_choices(seat, reward.get("good_choice", 0), reward.get("different_goods", 0))
         effects += [simple(Xian.kind, seat)] * reward.get("other_bonus", 0)
         for _ in range(reward.get("black_die", 0)):
             self._take_black_die(seat)
@@ -766,7 +746,7 @@ class VoyagesState(FamilyState):
         )
         nodes = [n for n in nodes if n not in self.posts[seat]]
         if nodes:
-            self._push([PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[])])
+            self._push([posts_effect(seat, nodes)])
 
     def _arrive_in(self, seat: int, node: int) -> list[EffectBase]:
         """Put the post on the map and return the bonus effects of that city."""
@@ -818,19 +798,7 @@ class VoyagesState(FamilyState):
 
     # --- persistence ------------------------------------------------------------------------------------
     _FIELDS = (
-        "chars",
-        "res",
-        "dice",
-        "posts",
-        "posts_left",
-        "posts_placed",
-        "figures",
-        "active",
-        "done",
-        "goals",
-        "goal_offers",
-        "spaces",
-        "khan",
+        *FamilyState._FIELDS,
         "cards",
         "card_used",
         "outposts",
@@ -839,22 +807,9 @@ class VoyagesState(FamilyState):
         "round_piles",
         "special",
         "special_hidden",
-        "black_left",
         "beijing",
-        "round",
         "start_player",
         "last_travel",
-        "turn_seat",
-        "phase",
-        "main_done",
-        "black_bought",
-        "posts_this_turn",
-        "pending",
-        "draft_pool",
-        "turns",
-        "events",
-        "end_reason",
-        "final",
     )
 
     def clone(self) -> VoyagesState:
