@@ -55,7 +55,7 @@ class Report:
 class Source(Protocol):
     def assignments(self, *, host_id: str, limit: int) -> list[Assignment]: ...
     def archive(self, *, version_id: int) -> bytes: ...
-    def token(self, *, bot_id: int) -> str: ...
+    def token(self, *, bot_id: int, version_id: int) -> str: ...
     def report(self, *, host_id: str, report: Report) -> None: ...
 
 
@@ -134,9 +134,11 @@ class BotHost:
             limits=self.settings.limits,
             bwrap=self.settings.bwrap,
         )
-        env = sandbox_env(
-            spec, token=self.source.token(bot_id=assignment.bot_id), extra=self.settings.extra_env
-        )
+
+        def env() -> Mapping[str, str]:  # made at every start: the token may have changed
+            token = self.source.token(bot_id=assignment.bot_id, version_id=assignment.version_id)
+            return sandbox_env(spec, token=token, extra=self.settings.extra_env)
+
         process = HostedProcess(
             sandbox_argv(spec),
             env,

@@ -2,9 +2,11 @@
 sandbox): leases on hosted bots, their archives, their tokens, and status reports.
 
 Tokens: the host holds each hosted bot's token in `tokens.json` in its state directory (mode 0600, never
-bound into a sandbox). A token still valid is reused, so a host restart reconnects its bots with the same
-token within the gateway's reconnect grace; otherwise the host makes one with the existing token service
-(`bot_token_rotate`), which replaces any token the owner had: a hosted bot's token is the host's.
+bound into a sandbox), with the hosted version it was made for. A token still valid is reused, so a host
+restart reconnects its bots with the same token within the gateway's reconnect grace. The host makes one
+with the existing token service (`bot_token_rotate`, which replaces any token the owner had: a hosted bot's
+token is the host's) for a version it holds none for; a token of this version that stopped working was
+revoked or replaced by the owner, and the bot does not start again (`CannotStart`) until a new upload.
 
 Layer: bot host service adapter over `ladder.hosting` and `ladder.bots` services and selectors.
 """
@@ -17,6 +19,7 @@ import threading
 from pathlib import Path
 
 from bot_host.host import Assignment, Report
+from bot_host.supervisor import CannotStart
 from ladder.bots.selectors import bot_identity_for_token
 from ladder.bots.services import bot_token_rotate
 from ladder.hosting.selectors import hosted_archive
@@ -24,20 +27,22 @@ from ladder.hosting.services import hosted_claim, hosted_release, hosted_report
 
 
 class TokenStore:
-    """bot id -> token, in a file only the host (root) can read."""
+    """bot id -> (token, hosted version id), in a file only the host (root) can read."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
 
-    def _load(self) -> dict[str, str]:
+    def _load(self) -> dict[str, dict[str, object]]:
         try:
             data = json.loads(self.path.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        return {str(k): v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("token"), str)}
 
-    def _save(self, tokens: dict[str, str]) -> None:
+    def _save(self, tokens: dict[str, dict[str, object]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_suffix(".tmp")
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -45,15 +50,20 @@ class TokenStore:
             json.dump(tokens, handle)
         partial.replace(self.path)
 
-    def token(self, bot_id: int) -> str:
+    def token(self, bot_id: int, version_id: int) -> str:
         with self._lock:
             tokens = self._load()
-            held = tokens.get(str(bot_id))
-            identity = bot_identity_for_token(token=held) if held else None
-            if held and identity is not None and identity.bot_id == bot_id:
-                return held
+            held = tokens.get(str(bot_id), {})
+            token = str(held.get("token", ""))
+            identity = bot_identity_for_token(token=token) if token else None
+            if identity is not None and identity.bot_id == bot_id:
+                return token
+            if token and held.get("version_id") == version_id:
+                raise CannotStart(
+                    "its token was revoked or replaced by its owner; upload a new version to host it again"
+                )
             _bot, token = bot_token_rotate(bot_id=bot_id)
-            tokens[str(bot_id)] = token
+            tokens[str(bot_id)] = {"token": token, "version_id": version_id}
             self._save(tokens)
             return token
 
@@ -73,8 +83,8 @@ class LadderSource:
     def archive(self, *, version_id: int) -> bytes:
         return hosted_archive(version_id=version_id)
 
-    def token(self, *, bot_id: int) -> str:
-        return self.tokens.token(bot_id)
+    def token(self, *, bot_id: int, version_id: int) -> str:
+        return self.tokens.token(bot_id, version_id)
 
     def report(self, *, host_id: str, report: Report) -> None:
         hosted_report(

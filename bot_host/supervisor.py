@@ -23,6 +23,7 @@ STARTING = "starting"
 RUNNING = "running"
 BACKOFF = "backoff"
 STOPPED = "stopped"
+FAILED = "failed"
 
 LINE_LIMIT = 1000
 SIGNAL_REASONS = {
@@ -32,6 +33,10 @@ SIGNAL_REASONS = {
     signal.SIGSEGV: "crashed (SIGSEGV)",
     signal.SIGABRT: "aborted (SIGABRT; often the memory limit)",
 }
+
+
+class CannotStart(Exception):
+    """Raised by an environment factory: the process must not start (the message says why); no retry."""
 
 
 class LogRing:
@@ -82,12 +87,13 @@ class Backoff:
 
 
 class HostedProcess:
-    """A command line run again and again: `poll()` notices an exit and restarts after the backoff."""
+    """A command line run again and again: `poll()` notices an exit and restarts after the backoff. `env` is
+    the environment, or a function that makes it at every start (raising `CannotStart` to stop for good)."""
 
     def __init__(
         self,
         argv: Sequence[str],
-        env: Mapping[str, str],
+        env: Mapping[str, str] | Callable[[], Mapping[str, str]],
         *,
         backoff: Backoff = Backoff(),
         log: LogRing | None = None,
@@ -95,7 +101,7 @@ class HostedProcess:
         on_exit: Callable[[HostedProcess, str], None] | None = None,
     ) -> None:
         self.argv = list(argv)
-        self.env = dict(env)
+        self.env = env
         self.backoff = backoff
         self.log = log or LogRing()
         self.clock = clock
@@ -115,9 +121,15 @@ class HostedProcess:
         return self._proc.pid if self._proc is not None else None
 
     def start(self) -> None:
+        try:
+            env = dict(self.env() if callable(self.env) else self.env)
+        except CannotStart as exc:
+            self.state, self.last_exit = FAILED, str(exc)
+            self.log.add(f"[host] the bot cannot start: {exc}")
+            return
         self._proc = subprocess.Popen(
             self.argv,
-            env=self.env,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -66,7 +66,7 @@ class FakeSource:
     def archive(self, *, version_id: int) -> bytes:
         return self.archives[version_id]
 
-    def token(self, *, bot_id: int) -> str:
+    def token(self, *, bot_id: int, version_id: int) -> str:
         return f"tok-{bot_id}"
 
     def report(self, *, host_id: str, report: Report) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from bot_host.examples import example_archive
+from bot_host.examples import example_archive, pack
 from bot_host.host import BotHost, HostSettings
 from bot_host.ladder_source import LadderSource
 from bot_host.sandbox import Runtime
@@ -22,11 +22,13 @@ from engine_service.gateway.registry import SqliteRegistry, sessions_for_bot
 from engine_service.gateway.server import GatewayThread
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_identity_for_token
-from ladder.bots.services import bot_create
+from ladder.bots.services import bot_create, bot_token_revoke
 from ladder.hosting.models import HostedBot
 from ladder.hosting.services import hosted_version_upload
 from tests.bot_host.conftest import LIMITS, HostRig
+from tests.engine_service.gateway.harness import EXAMPLES
 
+MANIFEST_2 = b'{"runtime": "python", "entry": "bot.py", "version": "2"}'
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # the verifier reads from its thread
 
 
@@ -63,14 +65,15 @@ def test_the_host_runs_an_uploaded_version_with_its_own_token(bot: Bot, ladder_r
     assert rig.until(lambda: bool(sessions_for_bot(rig.registry, str(bot.pk)))), rig.log(bot.pk)
     tokens = rig.state_dir / "tokens.json"
     assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
-    token = rig.source.token(bot_id=bot.pk)  # type: ignore[attr-defined]
+    version_id = HostedBot.objects.get(bot=bot).version_id
+    token = rig.source.token(bot_id=bot.pk, version_id=version_id)
     assert bot_identity_for_token(token=token).bot_id == bot.pk  # type: ignore[union-attr]
     assert token not in "".join(p.read_text() for p in (rig.state_dir / "versions").rglob("*") if p.is_file())
     assert rig.until(lambda: HostedBot.objects.get(bot=bot).state == "running")
     hosting = HostedBot.objects.get(bot=bot)
     assert hosting.host_id == "h1" and hosting.starts == 1 and "connected as Hosted" in hosting.log
     again = LadderSource(state_dir=rig.state_dir)  # a restarted host keeps the token: no revocation
-    assert again.token(bot_id=bot.pk) == token
+    assert again.token(bot_id=bot.pk, version_id=version_id) == token
 
 
 def test_a_stopping_host_lets_go_of_its_bots(bot: Bot, ladder_rig: HostRig) -> None:
@@ -80,3 +83,17 @@ def test_a_stopping_host_lets_go_of_its_bots(bot: Bot, ladder_rig: HostRig) -> N
     rig.source.release(host_id="h1")  # type: ignore[attr-defined]
     hosting = HostedBot.objects.get(bot=bot)
     assert (hosting.host_id, hosting.state) == ("", "stopped")
+
+
+def test_a_token_the_owner_revoked_stays_revoked_until_a_new_upload(bot: Bot, ladder_rig: HostRig) -> None:
+    rig = ladder_rig
+    assert rig.until(lambda: bool(sessions_for_bot(rig.registry, str(bot.pk)))), rig.log(bot.pk)
+    bot_token_revoke(bot_id=bot.pk, user=bot.owner)  # the owner's kill switch works on a hosted bot too
+    assert rig.until(lambda: HostedBot.objects.get(bot=bot).state == "failed", timeout=30), rig.log(bot.pk)
+    hosting = HostedBot.objects.get(bot=bot)
+    assert "revoked or replaced by its owner" in hosting.detail and "cannot start" in hosting.log
+    assert not sessions_for_bot(rig.registry, str(bot.pk))
+    archive = pack({"caravanserai.json": MANIFEST_2, "bot.py": (EXAMPLES / "random_bot.py").read_bytes()})
+    hosted_version_upload(bot_id=bot.pk, user=bot.owner, data=archive)
+    assert rig.until(lambda: bool(sessions_for_bot(rig.registry, str(bot.pk)))), rig.log(bot.pk)
+    assert HostedBot.objects.get(bot=bot).version.name == "2"

@@ -18,7 +18,16 @@ from bot_host.sandbox import (
     sandbox_argv,
     sandbox_env,
 )
-from bot_host.supervisor import BACKOFF, RUNNING, Backoff, HostedProcess, LogRing, exit_reason
+from bot_host.supervisor import (
+    BACKOFF,
+    FAILED,
+    RUNNING,
+    Backoff,
+    CannotStart,
+    HostedProcess,
+    LogRing,
+    exit_reason,
+)
 
 
 class Clock:
@@ -134,3 +143,23 @@ def test_the_socket_directory_must_hold_only_the_socket(tmp_path: Path) -> None:
         check_socket_dir(tmp_path / "bot.sock")
     with pytest.raises(SandboxError, match="must be named"):
         check_socket_dir(tmp_path / "gw.sock")
+
+
+def test_an_environment_that_cannot_be_made_fails_the_process_for_good() -> None:
+    made: list[int] = []
+
+    def env() -> dict[str, str]:
+        made.append(1)
+        if len(made) > 1:
+            raise CannotStart("its token was revoked")
+        return {}
+
+    clock = Clock()
+    process = HostedProcess(["/bin/sh", "-c", "exit 1"], env, backoff=Backoff(first=1.0), clock=clock)
+    process.start()
+    wait_exit(process)
+    clock.now = process.restart_at
+    assert process.poll() == FAILED and process.last_exit == "its token was revoked"
+    clock.now += 100
+    assert process.poll() == FAILED and len(made) == 2  # never tried again
+    assert "[host] the bot cannot start: its token was revoked" in process.log.text()
