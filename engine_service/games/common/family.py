@@ -1,14 +1,13 @@
-"""What the Marco Polo family's states share (Voyages, Marco Polo II): the family base state and the effect
-kinds both games have in the same form (the character draft, a good, two different goods, posts and a
-post relocated).
+"""What the Marco Polo family's states share (Voyages, Marco Polo II): the family base state.
 
 Pure: no Django, no I/O, no RNG of its own. `FamilyState` is an `EffectStackState` holding the fields
 both games have in the same form (characters, resources, dice, post counts, the dice spaces, the turn and
 round counters, the event log, the final breakdown). It keeps the turn and round scaffolding, the post
-placement loop, the views' shared part and the result. A game declares its other fields, data and rules
-and names its `FamilyRules`, fills the hooks (`_start_round`, `_final_scores`, `_arrive_in`, `_public_facts`, `_own_goals`,
-`_revealed`; optionally `_turn_ended`, `_round_ended`, `_next_round`, `_post_removed`, `node_name`, `_gain`).
-Nothing here knows a game's tables.
+placement loop, the views' shared part and the result; the effect kinds both games share are in
+`family_effects`. A game declares its `FamilyRules` and its other fields, data and rules, and fills the
+hooks (`_start_round`, `_final_scores`, `_arrive_in`, `_public_facts`, `_own_goals`, `_revealed`, those of
+the shared effect kinds; optionally `_turn_ended`, `_round_ended`, `_next_round`, `_post_removed`,
+`node_name`, `_gain`). Nothing here knows a game's tables.
 """
 
 from __future__ import annotations
@@ -16,23 +15,26 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, NotRequired
+from typing import Any, ClassVar
 
-from engine_service.games.base import Action, GameResult, JsonDict
+from engine_service.games.base import GameResult, JsonDict
 from engine_service.games.common.effects import (
-    AutoEffect,
-    ChoiceEffect,
     Effect,
     EffectBase,
     EffectStackState,
     Handler,
     Phase,
 )
+from engine_service.games.common.family_effects import (
+    Posts,
+    PostsEffect,
+    Relocate,
+    RelocateEffect,
+    posts_effect,
+)
 from engine_service.games.common.resources import gain
 from engine_service.games.rng import ChanceRng
 
-GOOD_PAIRS = (("pepper", "silk"), ("pepper", "gold"), ("silk", "gold"))
-GOODS = ("pepper", "silk", "gold")
 EVENTS_KEPT = 24
 
 
@@ -87,6 +89,7 @@ class FamilyState(EffectStackState):
         "final",
     )
     posts: list[list[Any]]
+    active: list[list[Any]]
     goal_offers: list[list[Any]]
     posts_this_turn: list[Any]
 
@@ -129,6 +132,31 @@ class FamilyState(EffectStackState):
 
     def _gain(self, seat: int, bundle: Mapping[str, int], times: int = 1) -> None:
         gain(self.res[seat], bundle, times)
+
+    # --- the hooks the shared effect kinds use ---------------------------------------------------------
+    @abstractmethod
+    def _start_game(self) -> None:
+        """After the setup choices: the game's starting positions, then the first round."""
+
+    @abstractmethod
+    def _reward(self, seat: int, reward: Mapping[str, int]) -> None:
+        """Gain a reward bundle; its choices become effects resolved next."""
+
+    @abstractmethod
+    def _draw_contract(self) -> Any | None:
+        """The top contract of the pile rewards draw from (None when it is empty)."""
+
+    @abstractmethod
+    def _discard_contract(self, cid: Any) -> None:
+        """Put a contract given up where the game keeps them."""
+
+    @abstractmethod
+    def _bonus_cities(self, seat: int) -> list[Any]:
+        """The cities whose bonuses the seat may take again with a city card."""
+
+    @abstractmethod
+    def _copied_bonus(self, seat: int, city: Any) -> EffectBase:
+        """The bonus of one of those cities, taken again."""
 
     # --- turns and rounds -------------------------------------------------------------------------------
     def _begin_turn(self) -> None:
@@ -293,116 +321,4 @@ class FamilyState(EffectStackState):
         """Every hidden card, for the spectator view once the game is over."""
 
 
-# --- effect kinds both games have --------------------------------------------------------------------------
-class PostsEffect(EffectBase):
-    nodes: list[Any]  # cities still to get a post, in order
-    bonuses: list[EffectBase]  # the effects collected so far, pushed after the last post
-    quiet: NotRequired[bool]  # Marco Polo II's Q7 alternative: these posts bring no bonus
-
-
-class RelocateEffect(EffectBase):
-    node: Any  # the city that wants a post while none is left
-
-
-class Posts(AutoEffect[FamilyState, PostsEffect]):
-    kind = "posts"
-
-    def run(self, state: FamilyState, effect: PostsEffect) -> None:
-        state._place_posts(effect)
-
-
-class Relocate(ChoiceEffect[FamilyState, RelocateEffect]):
-    """No post left: move one of the seat's posts to `node`."""
-
-    kind = "relocate"
-
-    def actions(self, state: FamilyState, effect: RelocateEffect) -> list[Action]:
-        return [
-            Action(f"relocate:{state.node_name(node)}", "relocate", {"from": node, "to": effect["node"]})
-            for node in sorted(state.posts[int(effect["seat"])])
-            if node != effect["node"]
-        ]
-
-    def resolve(self, state: FamilyState, effect: RelocateEffect, action: Action) -> None:
-        state.pending.pop(0)
-        state._relocate(int(effect["seat"]), action.details["from"], action.details["to"])
-
-
-class Draft(ChoiceEffect[FamilyState, EffectBase]):
-    """The character draft: one of the characters still in the pool."""
-
-    kind = "draft"
-
-    def actions(self, state: FamilyState, effect: EffectBase) -> list[Action]:
-        return [Action(f"pick:{key}", "character", {"character": key}) for key in state.draft_pool]
-
-    def resolve(self, state: FamilyState, effect: EffectBase, action: Action) -> None:
-        seat = int(effect["seat"])
-        state.pending.pop(0)
-        key = str(action.details["character"])
-        state.chars[seat] = key
-        state.draft_pool = [k for k in state.draft_pool if k != key]
-        state._log({"event": "draft", "seat": seat, "character": key})
-
-
-class Good(ChoiceEffect[FamilyState, EffectBase]):
-    """One good of the seat's choice."""
-
-    kind = "good"
-
-    def actions(self, state: FamilyState, effect: EffectBase) -> list[Action]:
-        return [Action(f"good:{g}", "good", {"good": g}) for g in GOODS]
-
-    def resolve(self, state: FamilyState, effect: EffectBase, action: Action) -> None:
-        state.pending.pop(0)
-        state._gain(int(effect["seat"]), {str(action.details["good"]): 1})
-
-
-class Goods2(ChoiceEffect[FamilyState, EffectBase]):
-    """Two different goods of the seat's choice."""
-
-    kind = "goods2"
-
-    def actions(self, state: FamilyState, effect: EffectBase) -> list[Action]:
-        return [Action(f"goods:{a}+{b}", "goods", {"goods": [a, b]}) for a, b in GOOD_PAIRS]
-
-    def resolve(self, state: FamilyState, effect: EffectBase, action: Action) -> None:
-        state.pending.pop(0)
-        for g in action.details["goods"]:
-            state._gain(int(effect["seat"]), {str(g): 1})
-
-
-def posts_effect(
-    seat: int, nodes: list[Any], bonuses: list[EffectBase] | None = None, quiet: bool | None = None
-) -> PostsEffect:
-    """Posts to place in `nodes` (with the bonuses collected so far; `quiet` only where a game has it)."""
-    effect = PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[] if bonuses is None else bonuses)
-    if quiet is not None:
-        effect["quiet"] = quiet
-    return effect
-
-
-def goods_choices(seat: int, goods: int, pairs: int) -> list[EffectBase]:
-    """A reward's choices of goods: `goods` single goods, then `pairs` of two different goods."""
-    return [simple(Good.kind, seat)] * goods + [simple(Goods2.kind, seat)] * pairs
-
-
-def simple(kind: str, seat: int) -> EffectBase:
-    """An effect of a kind with no payload beyond its seat (bonus, draft, good, goods2, ...)."""
-    return EffectBase(t=kind, seat=seat)
-
-
-__all__ = [
-    "GOOD_PAIRS",
-    "Draft",
-    "FamilyState",
-    "Good",
-    "Goods2",
-    "Posts",
-    "PostsEffect",
-    "Relocate",
-    "RelocateEffect",
-    "goods_choices",
-    "posts_effect",
-    "simple",
-]
+__all__ = ["EVENTS_KEPT", "FamilyRules", "FamilyState"]

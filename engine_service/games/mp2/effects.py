@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any, NotRequired
 from engine_service.games.base import Action
 from engine_service.games.common.dice import COLOUR, kind_of
 from engine_service.games.common.effects import AutoEffect, ChoiceEffect, EffectBase, choice_kinds, registry
-from engine_service.games.common.family import Draft, Good, Goods2, Posts, Relocate, posts_effect
+from engine_service.games.common.family_effects import (
+    FAMILY_EFFECTS,
+    CityChoice,
+    Compensation,
+    CountEffect,
+    DrawnContract,
+    FullHand,
+    posts_effect,
+)
 from engine_service.games.common.resources import max_times_with, pay_with
 from engine_service.games.mp2.tables import (
     BOOKS,
@@ -36,7 +44,6 @@ from engine_service.games.mp2.tables import (
     POST_CITIES,
     ROUTE_SEAL,
     SEALS,
-    SPECIAL_CITIES,
     UPGRADE,
     WILD,
     WILD_COVERS,
@@ -55,12 +62,6 @@ class DieBonusEffect(EffectBase):
 
 class DicePickEffect(EffectBase):
     space: str  # the normal action's space whose dice are chosen
-
-
-class CountEffect(EffectBase):
-    """comp, mongke, card_bonus."""
-
-    n: int  # comp: coins + camels to take; mongke: oases entered; card_bonus: cities (1 or 2)
 
 
 class OfferEffect(EffectBase):
@@ -100,10 +101,6 @@ class CityContractEffect(EffectBase):
     city: str  # the contract city a post was placed in
 
 
-class PileFullEffect(EffectBase):
-    new: str  # the contract drawn from the pile with both slots full
-
-
 class CardEffect(EffectBase):
     """repeat, exchange."""
 
@@ -133,17 +130,9 @@ class MarkerEffect(EffectBase):
     marker: str  # a city bonus marker (CB1-CB7)
 
 
-class RewardEffect(EffectBase):
-    r: dict[str, int]  # the reward bundle (resources and choice counts)
-
-
 class PlaceNewEffect(EffectBase):
     cards: list[str]  # contracts to add to the seat's active ones
     coins: NotRequired[int]  # the Contracts action's 3 coins
-
-
-def reward_effect(seat: int, bundle: Mapping[str, Any]) -> RewardEffect:
-    return RewardEffect(t=Reward.kind, seat=seat, r=dict(bundle))
 
 
 def marker_effect(seat: int, marker: str) -> MarkerEffect:
@@ -167,15 +156,16 @@ def move_effect(
     )
 
 
-def city_bonus_effect(state: Mp2State, seat: int, city: str) -> EffectBase:
-    """A copied "!" bonus: a special city's bonus, or the marker of a marker city."""
-    if city in SPECIAL_CITIES:
-        return reward_effect(seat, SPECIAL_CITIES[city]["bonus"])
-    return marker_effect(seat, state.markers[city])
-
-
 # --- the turn's second level -------------------------------------------------------------------------------
-class DieBonus(ChoiceEffect["Mp2State", DieBonusEffect]):
+class SecondLevel(ChoiceEffect["Mp2State", Any]):
+    """A choice of the turn menu's second level: the action taken is applied as a turn action."""
+
+    def resolve(self, state: Mp2State, effect: Any, action: Action) -> None:
+        state.pending.pop(0)
+        state._turn_apply(int(effect["seat"]), action)
+
+
+class DieBonus(SecondLevel):
     """The die for a money bag, a reroll or a change of value."""
 
     kind = "die_bonus"
@@ -183,22 +173,14 @@ class DieBonus(ChoiceEffect["Mp2State", DieBonusEffect]):
     def actions(self, state: Mp2State, effect: DieBonusEffect) -> list[Action]:
         return state._die_bonus_actions(int(effect["seat"]), str(effect["bonus"]), bool(effect["as_action"]))
 
-    def resolve(self, state: Mp2State, effect: DieBonusEffect, action: Action) -> None:
-        state.pending.pop(0)
-        state._turn_apply(int(effect["seat"]), action)
 
-
-class DicePick(ChoiceEffect["Mp2State", DicePickEffect]):
+class DicePick(SecondLevel):
     """The dice of the normal action on the space chosen from the menu."""
 
     kind = "dice_pick"
 
     def actions(self, state: Mp2State, effect: DicePickEffect) -> list[Action]:
         return state._placements(int(effect["seat"]), only=str(effect["space"]))
-
-    def resolve(self, state: Mp2State, effect: DicePickEffect, action: Action) -> None:
-        state.pending.pop(0)
-        state._turn_apply(int(effect["seat"]), action)
 
 
 # --- setup and round start ---------------------------------------------------------------------------------
@@ -234,13 +216,6 @@ class DonataPick(ChoiceEffect["Mp2State", EffectBase]):
         state._log({"event": "figures", "seat": seat, "colours": list(action.details["colours"])})
 
 
-class StartGame(AutoEffect["Mp2State", EffectBase]):
-    kind = "start_game"
-
-    def run(self, state: Mp2State, effect: EffectBase) -> None:
-        state._start_game()
-
-
 class FirstRound(AutoEffect["Mp2State", EffectBase]):
     kind = "first_round"
 
@@ -253,24 +228,6 @@ class Income(AutoEffect["Mp2State", EffectBase]):
 
     def run(self, state: Mp2State, effect: EffectBase) -> None:
         state._income(int(effect["seat"]))
-
-
-class Comp(ChoiceEffect["Mp2State", CountEffect]):
-    """Compensation for a low roll: `n` as any mix of coins and camels."""
-
-    kind = "comp"
-
-    def actions(self, state: Mp2State, effect: CountEffect) -> list[Action]:
-        n = int(effect["n"])
-        return [
-            Action(f"comp:{c}coins+{n - c}camels", "compensation", {"coins": c, "camels": n - c})
-            for c in range(n, -1, -1)
-        ]
-
-    def resolve(self, state: Mp2State, effect: CountEffect, action: Action) -> None:
-        state.pending.pop(0)
-        coins, camels = int(action.details["coins"]), int(action.details["camels"])
-        state._gain(int(effect["seat"]), {"coins": coins, "camels": camels})
 
 
 class Isabella(ChoiceEffect["Mp2State", EffectBase]):
@@ -316,17 +273,10 @@ class MailinDouble(ChoiceEffect["Mp2State", EffectBase]):
 
     def resolve(self, state: Mp2State, effect: EffectBase, action: Action) -> None:
         state.pending.pop(0)
-        state._push([city_bonus_effect(state, int(effect["seat"]), str(action.details["city"]))])
+        state._push([state._copied_bonus(int(effect["seat"]), str(action.details["city"]))])
 
 
 # --- rewards -----------------------------------------------------------------------------------------------
-class Reward(AutoEffect["Mp2State", RewardEffect]):
-    kind = "reward"
-
-    def run(self, state: Mp2State, effect: RewardEffect) -> None:
-        state._reward(int(effect["seat"]), effect["r"])
-
-
 class Marker(AutoEffect["Mp2State", MarkerEffect]):
     kind = "marker"
 
@@ -684,46 +634,21 @@ def take_one(state: Mp2State, seat: int, action: Action) -> None:
     state._push(contract_effects(state, seat, [cid], need, None))
 
 
-class PileContract(AutoEffect["Mp2State", EffectBase]):
+class PileContract(DrawnContract):
     """The pile's top contract: kept if a slot is free, else a choice (pile_full)."""
 
     kind = "pile_contract"
-
-    def run(self, state: Mp2State, effect: EffectBase) -> None:
-        seat = int(effect["seat"])
-        card = state._draw_pile()
-        if card is None:
-            state._log({"event": "contract_pile_empty", "seat": seat})
-        elif len(state.active[seat]) < 2:
-            state.active[seat] = [*state.active[seat], card]
-            state._log({"event": "pile_contract", "seat": seat, "contract": card})
-        else:
-            state._push([PileFullEffect(t=PileFull.kind, seat=seat, new=card)])
+    full_kind = "pile_full"
+    empty_event = "contract_pile_empty"
+    kept_event = "pile_contract"
 
 
-class PileFull(ChoiceEffect["Mp2State", PileFullEffect]):
-    """A pile contract with both slots full: decline it or discard an active one."""
+class PileFull(FullHand):
+    """A pile contract with both slots full: decline it or discard an active one (regular contracts to the
+    pile's bottom, starting ones to the box)."""
 
     kind = "pile_full"
-
-    def actions(self, state: Mp2State, effect: PileFullEffect) -> list[Action]:
-        new = str(effect["new"])
-        actions = [Action("decline", "contract", {"contract": new, "keep": False})]
-        for old in state.active[int(effect["seat"])]:
-            actions.append(Action(f"discard:{old}", "contract", {"contract": new, "discard": old}))
-        return actions
-
-    def resolve(self, state: Mp2State, effect: PileFullEffect, action: Action) -> None:
-        seat = int(effect["seat"])
-        state.pending.pop(0)
-        new = str(effect["new"])
-        if action.id == "decline":
-            state._discard_contract(new)
-        else:
-            old = str(action.details["discard"])
-            state.active[seat] = [*(c for c in state.active[seat] if c != old), new]
-            state._discard_contract(old)
-        state._log({"event": "pile_contract", "seat": seat, "contract": new, "choice": action.id})
+    kept_event = "pile_contract"
 
 
 # --- city cards --------------------------------------------------------------------------------------------
@@ -776,22 +701,10 @@ class Exchange(ChoiceEffect["Mp2State", CardEffect]):
         state._gain(seat, action.details["get"], times)
 
 
-class CardBonus(ChoiceEffect["Mp2State", CountEffect]):
+class CardBonus(CityChoice):
     """CC03-like cards: the "!" bonuses of `n` (1 or 2) of the seat's bonus cities."""
 
     kind = "card_bonus"
-
-    def actions(self, state: Mp2State, effect: CountEffect) -> list[Action]:
-        mine = state._bonus_cities(int(effect["seat"]))
-        actions = [Action(f"city:{c}", "card", {"cities": [c]}) for c in mine]
-        if int(effect["n"]) >= 2:
-            actions += [Action(f"city:{a}+{b}", "card", {"cities": [a, b]}) for a, b in combinations(mine, 2)]
-        return actions
-
-    def resolve(self, state: Mp2State, effect: CountEffect, action: Action) -> None:
-        seat = int(effect["seat"])
-        state.pending.pop(0)
-        state._push([city_bonus_effect(state, seat, str(city)) for city in action.details["cities"]])
 
 
 # --- caravans (The Caravans) -------------------------------------------------------------------------------
@@ -926,44 +839,17 @@ class CaravanHome(AutoEffect["Mp2State", CaravanHomeEffect]):
         state._log({"event": "caravan_home", "seat": seat, "tile": returned})
 
 
-EFFECTS = registry(
-    DieBonus(),
-    DicePick(),
-    Draft(),
-    KeepGoal(),
-    DonataPick(),
-    StartGame(),
-    FirstRound(),
-    Income(),
-    Comp(),
-    Isabella(),
-    MailinDouble(),
-    Reward(),
-    Marker(),
-    OtherMarker(),
-    Good(),
-    Goods2(),
-    Offer(),
-    SealPick(),
-    Move(),
-    ExtraPost(),
-    Posts(),
-    Relocate(),
-    Mongke(),
-    Pick(),
-    DiscardOld(),
-    PlaceNew(),
-    CityContract(),
-    RewardContract(),
-    PileContract(),
-    PileFull(),
-    Repeat(),
-    Exchange(),
-    CardBonus(),
-    Load(),
-    CaravanMove(),
-    CaravanGood(),
-    ReturnTile(),
-    CaravanHome(),
-)
+class Comp(Compensation):
+    kind = "comp"
+    logged = False
+
+
+TURN = (DieBonus(), DicePick())
+SETUP = (KeepGoal(), DonataPick(), FirstRound(), Income(), Comp(), Isabella(), MailinDouble())
+REWARDS = (Marker(), OtherMarker(), Offer(), SealPick())
+MOVES = (Move(), ExtraPost(), Mongke())
+CONTRACTS = (Pick(), DiscardOld(), PlaceNew(), CityContract(), RewardContract(), PileContract(), PileFull())
+CARDS = (Repeat(), Exchange(), CardBonus())
+CARAVANS = (Load(), CaravanMove(), CaravanGood(), ReturnTile(), CaravanHome())
+EFFECTS = registry(*FAMILY_EFFECTS, *TURN, *SETUP, *REWARDS, *MOVES, *CONTRACTS, *CARDS, *CARAVANS)
 CHOICE_EFFECTS = choice_kinds(EFFECTS)

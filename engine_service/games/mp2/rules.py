@@ -20,12 +20,14 @@ from typing import Any
 from engine_service.games.base import Action, JsonDict
 from engine_service.games.common import cardrow, dice
 from engine_service.games.common.effects import EffectBase, Phase
-from engine_service.games.common.family import (
+from engine_service.games.common.family import FamilyRules, FamilyState
+from engine_service.games.common.family_effects import (
     GOOD_PAIRS,
+    CountEffect,
     Draft,
-    FamilyRules,
-    FamilyState,
+    StartGame,
     goods_choices,
+    reward_effect,
     simple,
 )
 from engine_service.games.common.resources import can_afford_with, gain, pay_with
@@ -40,7 +42,6 @@ from engine_service.games.mp2.effects import (
     CityContract,
     CityContractEffect,
     Comp,
-    CountEffect,
     DicePick,
     DicePickEffect,
     DieBonus,
@@ -65,10 +66,8 @@ from engine_service.games.mp2.effects import (
     RewardContract,
     SealPick,
     SealPickEffect,
-    StartGame,
     marker_effect,
     move_effect,
-    reward_effect,
 )
 from engine_service.games.mp2.scoring import final_scores
 from engine_service.games.mp2.tables import (
@@ -422,10 +421,10 @@ class Mp2State(FamilyState):
         for city in CONTRACT_CITIES:
             slots = self.contract_spaces[city]
             if None in slots:
-                new = [c if c is not None else self._draw_pile() for c in slots]
+                new = [c if c is not None else self._draw_contract() for c in slots]
                 self.contract_spaces[city] = new
 
-    def _draw_pile(self) -> str | None:
+    def _draw_contract(self) -> str | None:
         card = cardrow.draw_top(self.pile)  # type: ignore[arg-type]
         if card is not None and self.pile_hidden > 0:
             self.pile_hidden -= 1
@@ -805,6 +804,12 @@ class Mp2State(FamilyState):
         if kind == "repeat":
             return self.can_pay(seat, data["cost"])
         raise AssertionError(kind)  # pragma: no cover
+
+    def _copied_bonus(self, seat: int, city: str) -> EffectBase:
+        """A copied "!" bonus: a special city's bonus, or the marker of a marker city."""
+        if city in SPECIAL_CITIES:
+            return reward_effect(seat, SPECIAL_CITIES[city]["bonus"])
+        return marker_effect(seat, self.markers[city])
 
     def _bonus_cities(self, seat: int) -> list[str]:
         cities = self.marker_cities_of(seat)

@@ -22,13 +22,15 @@ from engine_service.games.common.effects import (
     choice_kinds,
     registry,
 )
-from engine_service.games.common.family import (
+from engine_service.games.common.family_effects import (
+    FAMILY_EFFECTS,
     GOOD_PAIRS,
-    Draft,
+    CityChoice,
+    Compensation,
+    CountEffect,
+    DrawnContract,
+    FullHand,
     Good,
-    Goods2,
-    Posts,
-    Relocate,
     simple,
 )
 from engine_service.games.common.resources import can_afford, gain, max_times, pay
@@ -56,19 +58,9 @@ class DiceEffect(EffectBase):
     space: str  # the main action's space whose dice are chosen
 
 
-class CountEffect(EffectBase):
-    """comp, space_bonus, city_pick."""
-
-    n: int  # comp: coins + camels to take; space_bonus: coins or camels; city_pick: cities (1 or 2)
-
-
 class ColumnEffect(EffectBase):
     space: str  # the bazaar space
     max: int  # the die's strength: the highest column
-
-
-class ContractFullEffect(EffectBase):
-    new: int  # the special contract drawn with both slots full
 
 
 class PickEffect(EffectBase):
@@ -119,16 +111,8 @@ class BuyMovesEffect(EffectBase):
     bought: int  # moves bought
 
 
-class RewardEffect(EffectBase):
-    r: dict[str, int]  # the reward bundle (resources and choice counts)
-
-
 class CityBonusEffect(EffectBase):
     letter: str  # the small-city bonus letter
-
-
-def reward_effect(seat: int, bundle: Mapping[str, int]) -> RewardEffect:
-    return RewardEffect(t=Reward.kind, seat=seat, r=dict(bundle))
 
 
 def move_effect(seat: int, steps: int, per_step: Mapping[str, int], *, skip: bool) -> MoveEffect:
@@ -187,43 +171,6 @@ class KeepGoals(ChoiceEffect["VoyagesState", EffectBase]):
         state._log({"event": "goals_kept", "seat": seat})
 
 
-class Comp(ChoiceEffect["VoyagesState", CountEffect]):
-    """Compensation for a low roll: `n` as any mix of coins and camels."""
-
-    kind = "comp"
-
-    def actions(self, state: VoyagesState, effect: CountEffect) -> list[Action]:
-        n = int(effect["n"])
-        return [
-            Action(f"comp:{c}coins+{n - c}camels", "compensation", {"coins": c, "camels": n - c})
-            for c in range(n, -1, -1)
-        ]
-
-    def resolve(self, state: VoyagesState, effect: CountEffect, action: Action) -> None:
-        seat = int(effect["seat"])
-        details = action.details
-        state.pending.pop(0)
-        gain(state.res[seat], {"coins": int(details["coins"]), "camels": int(details["camels"])})
-        state._log(
-            {"event": "compensation", "seat": seat, "coins": details["coins"], "camels": details["camels"]}
-        )
-
-
-class StartGame(AutoEffect["VoyagesState", EffectBase]):
-    kind = "start_game"
-
-    def run(self, state: VoyagesState, effect: EffectBase) -> None:
-        state._start_game()
-
-
-# --- rewards -----------------------------------------------------------------------------------------------
-class Reward(AutoEffect["VoyagesState", RewardEffect]):
-    kind = "reward"
-
-    def run(self, state: VoyagesState, effect: RewardEffect) -> None:
-        state._reward(int(effect["seat"]), effect["r"])
-
-
 class CityBonus(AutoEffect["VoyagesState", CityBonusEffect]):
     kind = "city_bonus"
 
@@ -271,46 +218,20 @@ class Xian(ChoiceEffect["VoyagesState", EffectBase]):
 
 
 # --- contracts ---------------------------------------------------------------------------------------------
-class DrawContract(AutoEffect["VoyagesState", EffectBase]):
+class DrawContract(DrawnContract):
     """The top special contract: kept if a slot is free, else a choice (contract_full)."""
 
     kind = "draw_contract"
-
-    def run(self, state: VoyagesState, effect: EffectBase) -> None:
-        seat = int(effect["seat"])
-        card = state._special_draw()
-        if card is None:
-            state._log({"event": "special_pile_empty", "seat": seat})
-        elif len(state.active[seat]) < 2:
-            state.active[seat] = [*state.active[seat], card]
-            state._log({"event": "special_contract", "seat": seat, "contract": card})
-        else:
-            state._push([ContractFullEffect(t=ContractFull.kind, seat=seat, new=card)])
+    full_kind = "contract_full"
+    empty_event = "special_pile_empty"
+    kept_event = "special_contract"
 
 
-class ContractFull(ChoiceEffect["VoyagesState", ContractFullEffect]):
-    """A special contract with both slots full: decline it or discard an active one."""
+class ContractFull(FullHand):
+    """A special contract with both slots full: decline it (to the pile's bottom) or discard an active one."""
 
     kind = "contract_full"
-
-    def actions(self, state: VoyagesState, effect: ContractFullEffect) -> list[Action]:
-        new = int(effect["new"])
-        actions = [Action("decline", "contract", {"contract": new, "keep": False})]
-        for old in state.active[int(effect["seat"])]:
-            actions.append(Action(f"discard:{old}", "contract", {"contract": new, "discard": old}))
-        return actions
-
-    def resolve(self, state: VoyagesState, effect: ContractFullEffect, action: Action) -> None:
-        seat = int(effect["seat"])
-        state.pending.pop(0)
-        new = int(action.details["contract"])
-        if action.id == "decline":
-            cardrow.put_bottom(state.special, [new])
-        else:
-            old = int(action.details["discard"])
-            state.active[seat] = [*(c for c in state.active[seat] if c != old), new]
-            cardrow.put_bottom(state.special, [old])
-        state._log({"event": "special_contract", "seat": seat, "contract": new, "choice": action.id})
+    kept_event = "special_contract"
 
 
 class Pick(ChoiceEffect["VoyagesState", PickEffect]):
@@ -367,7 +288,7 @@ class DiscardOld(ChoiceEffect["VoyagesState", DiscardOldEffect]):
         seat = int(effect["seat"])
         old = int(action.details["discard"])
         state.active[seat] = [c for c in state.active[seat] if c != old]
-        cardrow.put_bottom(state.special, [old])
+        state._discard_contract(old)
         state._log({"event": "discard_contract", "seat": seat, "contract": old})
         effect["need"] = int(effect["need"]) - 1
         if effect["need"] <= 0:
@@ -524,25 +445,10 @@ class Exchange(ChoiceEffect["VoyagesState", ExchangeEffect]):
             state.pending.pop(0)
 
 
-class CityPick(ChoiceEffect["VoyagesState", CountEffect]):
+class CityPick(CityChoice):
     """Card 7: the bonuses of `n` (1 or 2) of the seat's small cities."""
 
     kind = "city_pick"
-
-    def actions(self, state: VoyagesState, effect: CountEffect) -> list[Action]:
-        mine = state.small_cities_of(int(effect["seat"]))
-        actions = [Action(f"city:{SLUG[c]}", "card", {"cities": [c]}) for c in mine]
-        if int(effect["n"]) >= 2:
-            actions += [
-                Action(f"city:{SLUG[a]}+{SLUG[b]}", "card", {"cities": [a, b]})
-                for a, b in combinations(mine, 2)
-            ]
-        return actions
-
-    def resolve(self, state: VoyagesState, effect: CountEffect, action: Action) -> None:
-        seat = int(effect["seat"])
-        state.pending.pop(0)
-        state._push([state._city_bonus_effect(seat, int(c)) for c in action.details["cities"]])
 
 
 class CityLoop(ChoiceEffect["VoyagesState", CityLoopEffect]):
@@ -570,7 +476,7 @@ class CityLoop(ChoiceEffect["VoyagesState", CityLoopEffect]):
         effect["left"] = int(effect["left"]) - 1
         if effect["left"] <= 0:
             state.pending.pop(0)
-        state._push([state._city_bonus_effect(seat, city)])
+        state._push([state._copied_bonus(seat, city)])
 
 
 class BuyMoves(ChoiceEffect["VoyagesState", BuyMovesEffect]):
@@ -600,33 +506,18 @@ class BuyMoves(ChoiceEffect["VoyagesState", BuyMovesEffect]):
         state._push([move_effect(seat, effect["bought"], {}, skip=True)])
 
 
-EFFECTS = registry(
-    Dice(),
-    Bonus(),
-    Draft(),
-    KeepGoals(),
-    Comp(),
-    StartGame(),
-    Reward(),
-    CityBonus(),
-    Column(),
-    Good(),
-    Goods2(),
-    Xian(),
-    DrawContract(),
-    ContractFull(),
-    Pick(),
-    DiscardOld(),
-    PlaceNew(),
-    SpaceBonus(),
-    Travel(),
-    Move(),
-    Posts(),
-    Relocate(),
-    Repeat(),
-    Exchange(),
-    CityPick(),
-    CityLoop(),
-    BuyMoves(),
-)
+class Comp(Compensation):
+    """Compensation for a low roll (logged as an event)."""
+
+    kind = "comp"
+    logged = True
+
+
+TURN = (Dice(), Bonus())
+SETUP = (KeepGoals(), Comp())
+REWARDS = (CityBonus(), Column(), Xian(), SpaceBonus())
+CONTRACTS = (DrawContract(), ContractFull(), Pick(), DiscardOld(), PlaceNew())
+MOVES = (Travel(), Move())
+CARDS = (Repeat(), Exchange(), CityPick(), CityLoop(), BuyMoves())
+EFFECTS = registry(*FAMILY_EFFECTS, *TURN, *SETUP, *REWARDS, *CONTRACTS, *MOVES, *CARDS)
 CHOICE_EFFECTS = choice_kinds(EFFECTS)

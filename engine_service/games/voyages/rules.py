@@ -19,12 +19,14 @@ from typing import Any
 from engine_service.games.base import Action, JsonDict
 from engine_service.games.common import cardrow, dice
 from engine_service.games.common.effects import EffectBase, Phase
-from engine_service.games.common.family import (
+from engine_service.games.common.family import FamilyRules, FamilyState
+from engine_service.games.common.family_effects import (
+    CountEffect,
     Draft,
-    FamilyRules,
-    FamilyState,
+    StartGame,
     goods_choices,
     posts_effect,
+    reward_effect,
     simple,
 )
 from engine_service.games.common.resources import can_afford, gain, pay
@@ -42,7 +44,6 @@ from engine_service.games.voyages.effects import (
     Column,
     ColumnEffect,
     Comp,
-    CountEffect,
     Dice,
     DiceEffect,
     DrawContract,
@@ -53,13 +54,11 @@ from engine_service.games.voyages.effects import (
     PickEffect,
     Repeat,
     RepeatEffect,
-    StartGame,
     Travel,
     TravelEffect,
     Xian,
     can_give,
     move_effect,
-    reward_effect,
 )
 from engine_service.games.voyages.scoring import final_scores
 from engine_service.games.voyages.tables import (
@@ -224,7 +223,7 @@ class VoyagesState(FamilyState):
     def small_cities_of(self, seat: int) -> list[int]:
         return [node for node in SMALL_CITIES if node in self.posts[seat]]
 
-    def _special_draw(self) -> int | None:
+    def _draw_contract(self) -> int | None:
         card = cardrow.draw_top(self.special)
         if card is not None and self.special_hidden > 0:
             self.special_hidden -= 1
@@ -272,7 +271,7 @@ class VoyagesState(FamilyState):
     def _begin_turn(self) -> None:
         super()._begin_turn()
         if not self.board:
-            drawn = [c for c in (self._special_draw(), self._special_draw()) if c is not None]
+            drawn = [c for c in (self._draw_contract(), self._draw_contract()) if c is not None]
             self.board = drawn
             self._log({"event": "special_to_board", "contracts": drawn})
 
@@ -635,6 +634,16 @@ class VoyagesState(FamilyState):
 
     def _city_bonus_effect(self, seat: int, city: int) -> CityBonusEffect:
         return CityBonusEffect(t=CityBonus.kind, seat=seat, letter=self.city_bonus[str(city)])
+
+    def _copied_bonus(self, seat: int, city: int) -> CityBonusEffect:
+        return self._city_bonus_effect(seat, city)
+
+    def _bonus_cities(self, seat: int) -> list[int]:
+        return self.small_cities_of(seat)
+
+    def _discard_contract(self, cid: int) -> None:
+        """Contracts given up go to the bottom of the special pile."""
+        cardrow.put_bottom(self.special, [cid])
 
     # --- movement ---------------------------------------------------------------------------------------
     def _extra_links(self, seat: int) -> Any:
