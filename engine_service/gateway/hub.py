@@ -59,7 +59,7 @@ class Refusal(Exception):
         return bot_pb2.ServerMessage(
             error=bot_pb2.Error(
                 status_code=self.code.value[0],
-                reason=self.reason,  # type: ignore[arg-type]
+                reason=self.reason,
                 message=self.message,
                 match_id=clip(match_id),
                 request_id=clip(request_id),
@@ -112,7 +112,8 @@ class Pending:
 
     @property
     def legal(self) -> Sequence[str]:
-        return self.call.legal_action_ids
+        legal: Sequence[str] = self.call.legal_action_ids
+        return legal
 
     @property
     def fallback(self) -> str:
@@ -239,7 +240,7 @@ _BOT_SIDE = (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED)  # the bot ended the
 
 
 def _outcome_name(outcome: int) -> str:
-    return str(relay_pb2.Outcome.Name(outcome))  # type: ignore[arg-type]
+    return str(relay_pb2.Outcome.Name(outcome))
 
 
 class Hub:
@@ -531,7 +532,7 @@ class Hub:
     # --- relay operations (called by workers) ----------------------------------------------------------
     async def start_match(self, session_id: str, match: bot_pb2.MatchStarted) -> relay_pb2.StartMatchResponse:
         def reply(outcome: int, detail: str = "") -> relay_pb2.StartMatchResponse:
-            return relay_pb2.StartMatchResponse(outcome=outcome, detail=detail, gateway_id=self.gateway_id)  # type: ignore[arg-type]
+            return relay_pb2.StartMatchResponse(outcome=outcome, detail=detail, gateway_id=self.gateway_id)
 
         session = self.sessions.get(session_id)
         if session is None or session.closing.done():
@@ -618,7 +619,7 @@ class Hub:
     ) -> relay_pb2.DecisionReply:
         return relay_pb2.DecisionReply(
             call_id=call.call_id,
-            outcome=answer.outcome,  # type: ignore[arg-type]
+            outcome=answer.outcome,
             action_id=answer.action_id,
             detail=answer.detail,
             bot_seconds=seconds,

@@ -286,7 +286,24 @@ class SqliteRegistry(_RememberedSessions):
             "connected_at, heartbeat_at, asked, bot_version, decisions_address FROM sessions WHERE heartbeat_at >= ?",
             (time.time() - self.ttl,),
         )
-        return [SessionInfo(*r[:5], tuple(json.loads(r[5])), *r[6:]) for r in rows.fetchall()]
+        return [
+            SessionInfo(
+                session_id=r[0],
+                bot_id=r[1],
+                bot_name=r[2],
+                gateway_id=r[3],
+                relay_address=r[4],
+                games=tuple(json.loads(r[5])),
+                capacity=r[6],
+                matches=r[7],
+                connected_at=r[8],
+                heartbeat_at=r[9],
+                asked=r[10],
+                bot_version=r[11],
+                decisions_address=r[12],
+            )
+            for r in rows.fetchall()
+        ]
 
     def publish_revocation(self, bot_id: str) -> None:
         self._conn().execute("INSERT INTO revocations (bot_id, at) VALUES (?, ?)", (bot_id, time.time()))
@@ -366,7 +383,7 @@ class RedisRegistry(_RememberedSessions):
         pipe.execute()
 
     def drop_gateway(self, *, gateway_id: str | None = None, relay_address: str | None = None) -> None:
-        gateways = {k: json.loads(v) for k, v in self.client.hgetall(self._k("gateways")).items()}
+        gateways = {str(k): json.loads(v) for k, v in self.client.hgetall(self._k("gateways")).items()}
         doomed = {g for g, (addr, _) in gateways.items() if g == gateway_id or addr == relay_address}
         if gateway_id:
             doomed.add(gateway_id)
@@ -382,15 +399,15 @@ class RedisRegistry(_RememberedSessions):
 
     def live_gateways(self) -> dict[str, str]:
         cutoff = time.time() - self.ttl
-        live = {}
+        live: dict[str, str] = {}
         for g, raw in self.client.hgetall(self._k("gateways")).items():
             address, at = json.loads(raw)
             if at >= cutoff:
-                live[g] = address
+                live[str(g)] = str(address)
         return live
 
     def sessions(self) -> list[SessionInfo]:
-        ids = sorted(self.client.smembers(self._k("sessions")))
+        ids = sorted(str(sid) for sid in self.client.smembers(self._k("sessions")))
         if not ids:
             return []
         pipe = self.client.pipeline()

@@ -90,7 +90,7 @@ _CHANNEL_OPTIONS = [
 ]
 
 
-class RelayDown(grpc.RpcError):
+class RelayDown(grpc.RpcError):  # type: ignore[misc]  # grpc has no type stubs
     """A decision connection that failed or closed, or a call whose reply did not come in time: a gRPC error
     with the code the seat treats as the gateway's (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, CANCELLED)."""
 
@@ -478,6 +478,7 @@ class RemoteSeat(Seat):
     """A registered bot playing through whichever gateway holds its stream."""
 
     kind = "remote"
+    bot_id: str  # always set: the registered bot this seat plays for
 
     def __init__(
         self,
@@ -565,7 +566,7 @@ class RemoteSeat(Seat):
                 continue
             if reply.outcome == relay_pb2.OUTCOME_OK:
                 clock.bot += reply.bot_seconds
-                return reply.action_id
+                return str(reply.action_id)
             if reply.outcome in _BOT_FAULTS:
                 clock.bot += reply.bot_seconds
                 raise _fault(reply, request)

@@ -108,10 +108,10 @@ class BotServicer:
         if first is grpc.aio.EOF:
             return
         if isinstance(first, Oversized):
-            refusal = _oversized(first)
+            oversized = _oversized(first)
             with contextlib.suppress(Exception):
-                await context.write(refusal.to_error())
-            await context.abort(refusal.code, refusal.message)
+                await context.write(oversized.to_error())
+            await context.abort(oversized.code, oversized.message)
         if isinstance(first, Malformed):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"malformed message ({first.size} bytes): {first.error}"
@@ -199,7 +199,7 @@ def bot_service_handler(
     )
 
 
-class RelayServicer(relay_pb2_grpc.RelayServiceServicer):
+class RelayServicer(relay_pb2_grpc.RelayServiceServicer):  # type: ignore[misc]  # generated, unchecked
     """`caravanserai.relay.v1.RelayService`: what workers' remote seats call."""
 
     def __init__(self, hub: Hub) -> None:
