@@ -167,6 +167,10 @@ class BotHost:
         entry = self.running.pop(bot_id)
         entry.process.stop()
         self._report(entry, final=True)
+        if all(r.assignment.sha256 != entry.assignment.sha256 for r in self.running.values()):
+            shutil.rmtree(
+                self.versions_dir / entry.assignment.sha256, ignore_errors=True
+            )  # unpacked again if needed
 
     def _report(self, entry: _Running, *, final: bool = False) -> None:
         p = entry.process

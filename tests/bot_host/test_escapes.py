@@ -69,9 +69,11 @@ def test_a_fork_bomb_is_refused_and_the_others_keep_running(rig: HostRig) -> Non
     children = int(re.search(r"FORK refused after (\d+)", rig.log(ATTACKER)).group(1))  # type: ignore[union-attr]
     assert children < LIMITS.processes
     still_fine(rig)
-    rig.source.wanted.pop(ATTACKER)
+    unpacked = rig.state_dir / "versions" / rig.source.wanted.pop(ATTACKER).sha256
+    assert unpacked.is_dir()
     rig.host.step()
     assert rig.source.reports[ATTACKER].state == "stopped"
+    assert not unpacked.exists()  # a version no longer run leaves no files behind
     still_fine(rig)
 
 
