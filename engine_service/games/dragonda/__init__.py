@@ -86,6 +86,7 @@ from engine_service.games.base import GameResult, GameSpec, GameState, JsonDict,
 from engine_service.games.dragonda import describe
 from engine_service.games.dragonda.board import BOARD, GOODS, PASSES
 from engine_service.games.dragonda.heuristic import heuristic
+from engine_service.games.dragonda.pending import DEFENCE
 from engine_service.games.dragonda.rules import DEFAULT_ROUND_CAP, DragondaState, deal_hidden
 from engine_service.games.rng import ChanceRng
 
@@ -226,7 +227,7 @@ class DragondaSpec(GameSpec):
                 f"roll {turn['roll'] or '-'}"
             )
         for frame in view["stack"]:
-            if frame["kind"] == "defence":
+            if frame["kind"] == DEFENCE:
                 lines.append(
                     f"seat {frame['seat']} must answer {BOARD.card_name[frame['card']]} "
                     f"from seat {frame['attacker']}"

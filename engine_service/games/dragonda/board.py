@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from itertools import pairwise, permutations
@@ -56,6 +57,15 @@ MAX_CAPACITY = max(m.capacity for m in MEANS_TABLE.values())
 LAND_CAPACITY = max(m.capacity for m in MEANS_TABLE.values() if not m.sea)
 
 
+def cargo_total(cargo: Mapping[str, int]) -> int:
+    return sum(cargo.values())
+
+
+def card_slug(name: str) -> str:
+    """An Adventure card's name as action ids write it: spaces as underscores (GOOD FORTUNE: GOOD_FORTUNE)."""
+    return name.replace(" ", "_")
+
+
 def _read(name: str) -> Any:
     text = (
         resources.files("engine_service.games.dragonda").joinpath(f"data/{name}").read_text(encoding="utf-8")
@@ -67,7 +77,16 @@ class Board:
     """The map as graphs plus the trade table and card definitions, checked on load."""
 
     def __init__(self) -> None:
-        mapdata = _read("map.json")
+        self._load_map(_read("map.json"))
+        self._derive_distances()
+        self._load_trade(_read("trade.json"))
+        self._load_cards(_read("events.json")["cards"], _read("adventures.json")["cards"])
+        self.tour_land = self._tours(self.land_dist)
+        self.tour_comb = self._tours(self.comb_dist)
+
+    # --- building -------------------------------------------------------------------------------------
+    def _load_map(self, mapdata: dict[str, Any]) -> None:
+        """Spaces, zones, drawing points and the two graphs, checked."""
         self.zone_names: dict[str, str] = dict(mapdata["zones"])
         self.places: dict[str, dict[str, Any]] = {p["id"]: p for p in mapdata["places"]}
         self.zone: dict[str, str] = {}
@@ -98,6 +117,9 @@ class Board:
         self.spaces = sorted(self.zone, key=self.order_key)
         self.index = {s: i for i, s in enumerate(self.spaces)}
         self._check(land_edges, sea_edges)
+
+    def _derive_distances(self) -> None:
+        """Distance tables by land, by sea and combined; the passage and the nearest shore of each space."""
         self.land_dist = self._all_pairs(self.land_adj)
         self.sea_dist = self._all_pairs(self.sea_adj)
         combined = {s: sorted(set(self.land_adj.get(s, []) + self.sea_adj.get(s, []))) for s in self.spaces}
@@ -108,7 +130,8 @@ class Board:
             s: self._nearest(s, self.ports) for s in self.spaces if self.kind[s] in ("sea", "junction")
         }
 
-        trade = _read("trade.json")
+    def _load_trade(self, trade: dict[str, Any]) -> None:
+        """The goods and each named place's buying and selling prices."""
         self.goods_names: dict[str, str] = dict(trade["goods"])
         self.buy: dict[str, dict[str, int]] = {}
         self.sell: dict[str, dict[str, int]] = {}
@@ -120,8 +143,9 @@ class Board:
         if set(self.buy) != set(self.places):
             raise ValueError("the trade table must have one row per named place")
 
-        self.events: dict[str, dict[str, Any]] = {c["id"]: c for c in _read("events.json")["cards"]}
-        adventures = _read("adventures.json")["cards"]
+    def _load_cards(self, events: list[dict[str, Any]], adventures: list[dict[str, Any]]) -> None:
+        """The 40 Event and 36 Adventure cards, checked; attack names and the defences cancelling each."""
+        self.events: dict[str, dict[str, Any]] = {c["id"]: c for c in events}
         self.adventures: dict[str, dict[str, Any]] = {c["id"]: c for c in adventures}
         if len(self.events) != 40 or len(self.adventures) != 36:
             raise ValueError("Dragonda needs 40 Event and 36 Adventure cards")
@@ -145,10 +169,6 @@ class Board:
             self.cancels[attack] = sorted(self.cancels.get(attack, []))
         self.all_cards = sorted(self.events) + sorted(self.adventures)
 
-        self.tour_land = self._tours(self.land_dist)
-        self.tour_comb = self._tours(self.comb_dist)
-
-    # --- building -------------------------------------------------------------------------------------
     def order_key(self, space: str) -> tuple[int, int, str]:
         """A stable order: places, then land dots, then sea nodes, then junctions (numbers numerically)."""
         if space[0] in "LS" and space[1:].isdigit():

@@ -120,30 +120,8 @@ def _seat(value: Any) -> str:
 # --- the board ------------------------------------------------------------------------------------------
 def board() -> JsonDict:
     """The static board: spaces with drawing coordinates, edges, zones, trade prices, means and cards."""
-    spaces = []
-    for space in BOARD.spaces:
-        item: JsonDict = {
-            "id": space,
-            "kind": BOARD.kind[space],
-            "zone": BOARD.zone[space],
-            "xy": list(BOARD.xy[space]),
-        }
-        if space in BOARD.places:
-            place = BOARD.places[space]
-            item.update(
-                name=place["name"],
-                modern=place["modern"],
-                port=bool(place["port"]),
-                sea_only=bool(place["sea_only"]),
-                required=space in REQUIRED,
-            )
-        elif space in BOARD.junctions:
-            item["name"] = BOARD.junctions[space]
-        else:
-            item["chain"] = list(BOARD.chain_ends[space])
-        spaces.append(item)
     return {
-        "spaces": spaces,
+        "spaces": [_space(space) for space in BOARD.spaces],
         "land_edges": _edges(BOARD.land_adj),
         "sea_edges": _edges(BOARD.sea_adj),
         "extent": list(BOARD.extent),
@@ -167,21 +145,46 @@ def board() -> JsonDict:
             }
             for m in MEANS_TABLE.values()
         },
-        "events": {
-            cid: {
-                "title": e["title"],
-                "zones": list(e["zones"]),
-                "all_players": bool(e["all_players"]),
-                "roll": bool(e["roll"]),
-                "bands": [{"lo": b["lo"], "hi": b["hi"], "text": band_words(b)} for b in e["bands"]],
-                "pass": _pass_option(e["pass"]),
-            }
-            for cid, e in BOARD.events.items()
-        },
+        "events": {cid: _event(e) for cid, e in BOARD.events.items()},
         "adventures": {
             cid: {"name": c["name"], "kind": c["kind"], "text": c["text"]}
             for cid, c in BOARD.adventures.items()
         },
+    }
+
+
+def _space(space: str) -> JsonDict:
+    """One space of the board: its kind, zone, drawing point, and its name or its chain's ends."""
+    item: JsonDict = {
+        "id": space,
+        "kind": BOARD.kind[space],
+        "zone": BOARD.zone[space],
+        "xy": list(BOARD.xy[space]),
+    }
+    if space in BOARD.places:
+        place = BOARD.places[space]
+        item.update(
+            name=place["name"],
+            modern=place["modern"],
+            port=bool(place["port"]),
+            sea_only=bool(place["sea_only"]),
+            required=space in REQUIRED,
+        )
+    elif space in BOARD.junctions:
+        item["name"] = BOARD.junctions[space]
+    else:
+        item["chain"] = list(BOARD.chain_ends[space])
+    return item
+
+
+def _event(e: Mapping[str, Any]) -> JsonDict:
+    return {
+        "title": e["title"],
+        "zones": list(e["zones"]),
+        "all_players": bool(e["all_players"]),
+        "roll": bool(e["roll"]),
+        "bands": [{"lo": b["lo"], "hi": b["hi"], "text": band_words(b)} for b in e["bands"]],
+        "pass": _pass_option(e["pass"]),
     }
 
 
@@ -369,71 +372,107 @@ def describe_action(state: DragondaState, seat: int, action_id: str) -> str:
     action = next((a for a in legal if a.id == current), None)
     if action is None:
         return action_id
-    d = action.details
-    kind = action.kind
-    here = space_name(state.pos[seat])
-    if kind == "means":
-        m = str(d["means"])
-        return "sets out on foot" if m == "foot" else f"buys {MEANS_WORDS[m]} for {d['price']} zecchini"
-    if kind in ("buy", "sell"):
-        verb = "buys" if kind == "buy" else "sells"
+    words = ACTION_WORDS.get(action.kind)
+    if words is None:
+        return f"{action.kind.replace('_', ' ')} ({action_id})"
+    return words(state, seat, action.details)
+
+
+ActionWords = Callable[[DragondaState, int, Mapping[str, Any]], str]
+
+
+def _opening_means(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    m = str(d["means"])
+    return "sets out on foot" if m == "foot" else f"buys {MEANS_WORDS[m]} for {d['price']} zecchini"
+
+
+def _goods_trade(verb: str) -> ActionWords:
+    def words(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+        here = space_name(state.pos[seat])
         return f"{verb} {goods(d['good'], d['quantity'])} for {d['total']} zecchini in {here} ({d['price']} each)"
-    if kind == "buy_pass":
-        return f"buys a {pass_word(d['pass'])} for {d['price']} zecchini"
-    if kind == "trade_done":
-        return "ends the opening purchases" if state.phase == "setup_shop" else f"ends trading in {here}"
-    if kind == "event_pass":
-        card = event_card(d["card"])
-        if "pass" in d:
-            return f"uses a {pass_word(d['pass'])} on {card} instead of rolling (+{d['xp']} XP)"
-        return f"rolls for {card} without using a pass"
-    if kind == "event_cancel":
-        card = event_card(d["card"])
-        if "pass" in d:
-            return f"cancels the roll of {d['roll']} on {card} with a {pass_word(d['pass'])}"
-        return f"accepts the roll of {d['roll']} on {card}"
-    if kind == "cards_done":
-        return "keeps the Adventure cards in hand"
-    if kind == "discard":
-        return f"discards {d['card']} under the deck"
-    if kind == "attack":
-        card = BOARD.attack_def[str(d["card"])]
-        return f"plays {d['card']} against seat {d['target']} ({card['text']})"
-    if kind == "defence":
-        if "card" not in d:
-            return f"accepts the {d['attack']} attack from seat {d['attacker']}"
-        return f"cancels the {d['attack']} attack with {d['card']}"
-    if kind == "drop":
-        why = reason(d["why"])
-        return f"gives back 1 {GOOD_WORDS[str(d['good'])][0]} ({d['left']} to give back, {why})"
-    if kind == "move_stop":
-        where = (
-            "in"
-            if BOARD.kind[state.pos[seat]] == "place"
-            else "at"
-            if state.pos[seat] in BOARD.junctions
-            else "on"
-        )
-        return f"does not move (stays {where} {here})"
-    if kind == "move":
-        verb = {"foot": "walks", "horse": "rides", "caravan": "leads a Caravan", "ship": "sails"}[
-            state.means[seat]
-        ]
-        via = d.get("via") or []
-        by = f" by way of {', '.join(space_name(p) for p in via)}" if via else ""
-        steps = int(d["steps"])
-        return f"{verb} from {here} to {space_name(d['to'])}{by} ({steps} space{'s' * (steps != 1)})"
-    if kind == "passage":
-        return f"takes the passage from {here} to {space_name(d['to'])}"
-    if kind == "keep":
-        return f"keeps {MEANS_WORDS[str(d['means'])]} and pays {d['upkeep']} zecchini upkeep"
-    if kind == "give_up":
-        return f"gives up {MEANS_WORDS[str(d['means'])]} and goes on foot"
-    if kind == "buy_means":
-        return f"buys {MEANS_WORDS[str(d['means'])]} for {d['price']} zecchini"
-    if kind == "transport_done":
-        return "stays on foot"
-    return f"{kind.replace('_', ' ')} ({action_id})"
+
+    return words
+
+
+def _trade_done(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    if state.phase == "setup_shop":
+        return "ends the opening purchases"
+    return f"ends trading in {space_name(state.pos[seat])}"
+
+
+def _event_pass_words(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    card = event_card(d["card"])
+    if "pass" in d:
+        return f"uses a {pass_word(d['pass'])} on {card} instead of rolling (+{d['xp']} XP)"
+    return f"rolls for {card} without using a pass"
+
+
+def _event_cancel_words(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    card = event_card(d["card"])
+    if "pass" in d:
+        return f"cancels the roll of {d['roll']} on {card} with a {pass_word(d['pass'])}"
+    return f"accepts the roll of {d['roll']} on {card}"
+
+
+def _attack_words(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    text = BOARD.attack_def[str(d["card"])]["text"]
+    return f"plays {d['card']} against seat {d['target']} ({text})"
+
+
+def _defence_words(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    if "card" not in d:
+        return f"accepts the {d['attack']} attack from seat {d['attacker']}"
+    return f"cancels the {d['attack']} attack with {d['card']}"
+
+
+def _drop_words(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    return f"gives back 1 {GOOD_WORDS[str(d['good'])][0]} ({d['left']} to give back, {reason(d['why'])})"
+
+
+def _stay(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    pos = state.pos[seat]
+    where = "in" if BOARD.kind[pos] == "place" else "at" if pos in BOARD.junctions else "on"
+    return f"does not move (stays {where} {space_name(pos)})"
+
+
+def _walk(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    verb = {"foot": "walks", "horse": "rides", "caravan": "leads a Caravan", "ship": "sails"}[
+        state.means[seat]
+    ]
+    via = d.get("via") or []
+    by = f" by way of {', '.join(space_name(p) for p in via)}" if via else ""
+    steps = int(d["steps"])
+    here = space_name(state.pos[seat])
+    return f"{verb} from {here} to {space_name(d['to'])}{by} ({steps} space{'s' * (steps != 1)})"
+
+
+def _passage_words(state: DragondaState, seat: int, d: Mapping[str, Any]) -> str:
+    return f"takes the passage from {space_name(state.pos[seat])} to {space_name(d['to'])}"
+
+
+ACTION_WORDS: dict[str, ActionWords] = {
+    "means": _opening_means,
+    "buy": _goods_trade("buys"),
+    "sell": _goods_trade("sells"),
+    "buy_pass": lambda state, seat, d: f"buys a {pass_word(d['pass'])} for {d['price']} zecchini",
+    "trade_done": _trade_done,
+    "event_pass": _event_pass_words,
+    "event_cancel": _event_cancel_words,
+    "cards_done": lambda state, seat, d: "keeps the Adventure cards in hand",
+    "discard": lambda state, seat, d: f"discards {d['card']} under the deck",
+    "attack": _attack_words,
+    "defence": _defence_words,
+    "drop": _drop_words,
+    "move_stop": _stay,
+    "move": _walk,
+    "passage": _passage_words,
+    "keep": lambda state, seat, d: (
+        f"keeps {MEANS_WORDS[str(d['means'])]} and pays {d['upkeep']} zecchini upkeep"
+    ),
+    "give_up": lambda state, seat, d: f"gives up {MEANS_WORDS[str(d['means'])]} and goes on foot",
+    "buy_means": lambda state, seat, d: f"buys {MEANS_WORDS[str(d['means'])]} for {d['price']} zecchini",
+    "transport_done": lambda state, seat, d: "stays on foot",
+}
 
 
 # --- the end --------------------------------------------------------------------------------------------

@@ -4,8 +4,10 @@ Layer: pure game rules. No Django, no gRPC, no clock, no I/O beyond the packaged
 global `random`: every die and shuffle comes from the state's own `ChanceRng`.
 
 The state is a small automaton: `phase` names where the current turn stands, and `stack` holds pending
-sub-decisions of any seat (a defence by an attacked seat, goods to give back). `_run` performs every
-automatic step (drawing, rolling, upkeep at sea, the end of a turn) until a decision is needed.
+sub-decisions of any seat (a defence by an attacked seat, goods to give back), each kind one unit of
+`pending.py` (its frame's keys, its actions, its resolution). `_run` performs every automatic step
+(drawing, rolling, upkeep at sea, the end of a turn) until a decision is needed. The state's fields are
+declared once (`fields.state_field`) at the top of `DragondaState`.
 
 Action ids follow one grammar: a verb, then its arguments, each after a colon (`buy:SP:5`,
 `attack:FALSE_GUIDE:s2`, `move:ACR:via:DAM`), no spaces; an Adventure card is named by its name with
@@ -37,6 +39,9 @@ from engine_service.games.dragonda.board import (
     PASSES,
     REQUIRED,
 )
+from engine_service.games.dragonda.board import card_slug as card_slug  # re-exported: tests and bots use it
+from engine_service.games.dragonda.board import cargo_total as cargo_total
+from engine_service.games.dragonda.pending import DEFENCE, PENDING, Defence, Drop, pending_kind
 from engine_service.games.fields import Copy, state_field
 from engine_service.games.rng import ChanceRng
 
@@ -69,15 +74,6 @@ DECISION_PHASES = (
 def quantities(limit: int) -> list[int]:
     """The bounded list of quantities offered for one trade decision: 1, 2, 3, 5, 10 and the maximum."""
     return sorted({q for q in QUANTITIES if q <= limit} | ({limit} if limit > 0 else set()))
-
-
-def cargo_total(cargo: Mapping[str, int]) -> int:
-    return sum(cargo.values())
-
-
-def card_slug(name: str) -> str:
-    """An Adventure card's name as action ids write it: spaces as underscores (GOOD FORTUNE: GOOD_FORTUNE)."""
-    return name.replace(" ", "_")
 
 
 def legacy_id(action: Action) -> str:
@@ -230,7 +226,7 @@ class DragondaState(GameState):
     def _push_drop(self, seat: int, count: int, reason: str) -> None:
         count = min(count, cargo_total(self.cargo[seat]))
         if count > 0:
-            self.stack.append({"kind": "drop", "seat": seat, "count": count, "reason": reason})
+            self.stack.append(Drop.frame(seat, count, reason))
 
     def _under_deck(self, card: str) -> None:
         self.deck.insert(0, card)
@@ -253,11 +249,7 @@ class DragondaState(GameState):
         while True:
             if self.stack:
                 top = self.stack[-1]
-                if top["kind"] == "drop" and self._forced_drop(top):
-                    continue
-                if top["kind"] == "defence" and not self.hands[int(top["seat"])]:
-                    # An empty hand (a public count) cannot defend: the attack hits without asking.
-                    self._resolve_attack(top, Action("accept:attack", "defence", {}))
+                if pending_kind(top).settle(self, top):
                     continue
                 return
             phase = self.phase
@@ -279,26 +271,6 @@ class DragondaState(GameState):
                 self._end_turn()
             else:
                 return
-
-    def _forced_drop(self, frame: JsonDict) -> bool:
-        """A drop frame where every piece held is of one good needs no decision."""
-        seat = int(frame["seat"])
-        held = [g for g in GOODS if self.cargo[seat][g] > 0]
-        if len(held) > 1:
-            return False
-        if held:
-            self.cargo[seat][held[0]] -= min(int(frame["count"]), self.cargo[seat][held[0]])
-            self._log(
-                {
-                    "event": "return_goods",
-                    "seat": seat,
-                    "good": held[0],
-                    "count": frame["count"],
-                    "why": frame["reason"],
-                }
-            )
-        self.stack.pop()
-        return True
 
     def _start_turn(self) -> None:
         seat = self.active
@@ -410,10 +382,7 @@ class DragondaState(GameState):
 
     def _legal_actions(self, seat: int) -> list[Action]:
         if self.stack:
-            frame = self.stack[-1]
-            if frame["kind"] == "defence":
-                return self._defence_actions(frame)
-            return self._drop_actions(frame)
+            return pending_kind(self.stack[-1]).actions(self, self.stack[-1])
         phase = self.phase
         if phase == "setup_means":
             return [
@@ -552,24 +521,8 @@ class DragondaState(GameState):
         return actions
 
     def _defence_actions(self, frame: JsonDict) -> list[Action]:
-        seat = int(frame["seat"])
-        attack = BOARD.card_name[frame["card"]]
-        actions = [Action("accept:attack", "defence", {"attack": attack, "attacker": frame["attacker"]})]
-        held = {BOARD.card_name[c] for c in self.hands[seat]}
-        for name in BOARD.cancels[attack]:
-            if name in held:
-                actions.append(
-                    Action(f"defend:{card_slug(name)}", "defence", {"attack": attack, "card": name})
-                )
-        return actions
-
-    def _drop_actions(self, frame: JsonDict) -> list[Action]:
-        seat = int(frame["seat"])
-        return [
-            Action(f"drop:{g}", "drop", {"good": g, "left": int(frame["count"]), "why": frame["reason"]})
-            for g in GOODS
-            if self.cargo[seat][g] > 0
-        ]
+        """What the attacked seat of a defence frame is offered (the heuristic reads it)."""
+        return PENDING[DEFENCE].actions(self, frame)
 
     def _passage_allowed(self, seat: int) -> bool:
         return (
@@ -631,18 +584,7 @@ class DragondaState(GameState):
         kind = action.kind
         d = action.details
         if self.stack:
-            frame = self.stack[-1]
-            if frame["kind"] == "defence":
-                self._resolve_attack(frame, action)
-            else:
-                good = str(d["good"])
-                self.cargo[seat][good] -= 1
-                frame["count"] = int(frame["count"]) - 1
-                self._log(
-                    {"event": "return_goods", "seat": seat, "good": good, "count": 1, "why": frame["reason"]}
-                )
-                if frame["count"] <= 0:
-                    self.stack.pop()
+            pending_kind(self.stack[-1]).resolve(self, self.stack[-1], action)
         elif kind == "means" and self.phase == "setup_means":
             m = str(d["means"])
             self.means[seat] = m
@@ -673,7 +615,7 @@ class DragondaState(GameState):
             self.turn["attacked"] = True
             target = int(d["target"])
             self._log({"event": "attack", "seat": seat, "card": name, "target": target})
-            self.stack.append({"kind": "defence", "seat": target, "attacker": seat, "card": card})
+            self.stack.append(Defence.frame(target, seat, card))
         elif kind == "move_stop":
             self.phase = "trade_enter"
         elif kind == "move":
@@ -761,36 +703,8 @@ class DragondaState(GameState):
         self._log({"event": "cancel_with_pass", "seat": seat, "card": event["id"], "pass": p, "roll": roll})
 
     def _resolve_attack(self, frame: JsonDict, action: Action) -> None:
-        self.stack.pop()
-        target = int(frame["seat"])
-        attacker = int(frame["attacker"])
-        name = BOARD.card_name[frame["card"]]
-        if "card" in action.details:  # defend:<CARD>, else accept:attack
-            defence = self._take_card(target, str(action.details["card"]))
-            self._under_deck(defence)
-            self._log({"event": "defend", "seat": target, "card": BOARD.card_name[defence], "attack": name})
-            return
-        self._log({"event": "attack_hits", "seat": target, "card": name, "attacker": attacker})
-        effect = BOARD.attack_def[name]["effect"]
-        to = attacker if effect.get("to") == "attacker" else None
-        if effect.get("lose") == "land" and self.means[target] in LAND_MEANS:
-            self._lose_means(target, name)
-        if "goods" in effect:
-            total = cargo_total(self.cargo[target])
-            if total == 0:
-                self._pay(target, int(effect["else_pay"]), to, name)
-            elif effect["goods"] == "two":
-                self._push_drop(target, min(2, total), name)
-            else:
-                self._push_drop(target, (total + 1) // 2, name)
-        elif "pay" in effect:
-            self._pay(target, int(effect["pay"]), to, name)
-        if effect.get("xp"):
-            self._add_xp(target, int(effect["xp"]))
-        if effect.get("still"):
-            self._stop_next(target)
-        if effect.get("false_guide"):
-            self.false_guide[target] = True
+        """A defence frame resolved by `action` (the heuristic weighs both outcomes with it)."""
+        PENDING[DEFENCE].resolve(self, frame, action)
 
     def _enter_move(self) -> None:
         seat = self.active

@@ -18,7 +18,8 @@ from engine_service.referee import HouseSeat, run_match
 from engine_service.referee.frames import frames
 from tests.engine_service.games.dragonda.helpers import fresh
 
-RULES = Path(__file__).parents[4] / "engine_service" / "games" / "dragonda" / "rules.py"
+GAME = Path(__file__).parents[4] / "engine_service" / "games" / "dragonda"
+RULES = (GAME / "rules.py", GAME / "pending.py")  # the modules that log events
 GAMES = [(players, policy, seed) for players in (2, 3, 4) for policy in ("random", "greedy") for seed in (1,)]
 
 
@@ -89,7 +90,7 @@ def test_every_event_of_seeded_games_is_a_clean_sentence(games: dict[str, object
 
 
 def test_every_event_kind_of_the_rules_is_described() -> None:
-    code = RULES.read_text(encoding="utf-8")
+    code = "".join(path.read_text(encoding="utf-8") for path in RULES)
     kinds = set(re.findall(r'"event": "([a-z_]+)"', code)) | {"buy", "sell"}  # trade logs use the action kind
     assert kinds == set(describe.EVENT_WORDS)
     for kind, example in EXAMPLES.items():
