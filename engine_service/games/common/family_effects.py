@@ -2,7 +2,8 @@
 its payload, actions and resolution, as in each game's own `effects.py`.
 
 Pure: no Django, no I/O, no RNG. The concrete kinds here (`FAMILY_EFFECTS`: the character draft, a good,
-two different goods, a reward, posts, a post relocated, the game's start) behave the same in both games; the
+two different goods, a reward, posts, a post relocated, the game's start, discarding for new contracts and
+placing them) behave the same in both games; the
 base classes (`Compensation`, `DrawnContract`, `FullHand`, `CityChoice`) are the shape of a kind both games
 have with a game's own kind name, event names or cities. They reach the game only through `FamilyState`'s
 fields and hooks (`_reward`, `_start_game`, `_draw_contract`, `_discard_contract`, `node_name`, ...).
@@ -37,6 +38,16 @@ class RewardEffect(EffectBase):
 
 class FullHandEffect(EffectBase):
     new: Any  # the contract drawn while both contract slots are full
+
+
+class DiscardOldEffect(EffectBase):
+    need: int  # contracts still to discard
+    old: NotRequired[list[Any]]  # Marco Polo II: only the contracts held before the new ones may go
+
+
+class PlaceNewEffect(EffectBase):
+    cards: list[Any]  # contracts to add to the seat's active ones
+    coins: NotRequired[int]  # Marco Polo II's Contracts action: its 3 coins
 
 
 class PostsEffect(EffectBase):
@@ -156,7 +167,52 @@ class Relocate(ChoiceEffect["FamilyState", RelocateEffect]):
         state._relocate(int(effect["seat"]), action.details["from"], action.details["to"])
 
 
-FAMILY_EFFECTS = (StartGame(), Draft(), Reward(), Good(), Goods2(), Posts(), Relocate())
+class DiscardOld(ChoiceEffect["FamilyState", DiscardOldEffect]):
+    """Room for new contracts: discard `need` contracts (of the `old` ones, where named), one at a time."""
+
+    kind = "discard_old"
+
+    def actions(self, state: FamilyState, effect: DiscardOldEffect) -> list[Action]:
+        active = state.active[int(effect["seat"])]
+        old = effect.get("old")
+        candidates = active if old is None else [c for c in old if c in active]
+        return [Action(f"discard:{c}", "contract", {"discard": c}) for c in candidates]
+
+    def resolve(self, state: FamilyState, effect: DiscardOldEffect, action: Action) -> None:
+        seat = int(effect["seat"])
+        old = action.details["discard"]
+        state.active[seat] = [c for c in state.active[seat] if c != old]
+        state._discard_contract(old)
+        state._log({"event": "discard_contract", "seat": seat, "contract": old})
+        effect["need"] = int(effect["need"]) - 1
+        if effect["need"] <= 0:
+            state.pending.pop(0)
+
+
+class PlaceNew(AutoEffect["FamilyState", PlaceNewEffect]):
+    """New contracts join the seat's active ones (with the coins the action brings)."""
+
+    kind = "place_new"
+
+    def run(self, state: FamilyState, effect: PlaceNewEffect) -> None:
+        seat = int(effect["seat"])
+        state.active[seat] = [*state.active[seat], *effect["cards"]]
+        coins = int(effect.get("coins", 0))
+        if coins:
+            state._gain(seat, {"coins": coins})
+
+
+FAMILY_EFFECTS = (
+    StartGame(),
+    Draft(),
+    Reward(),
+    Good(),
+    Goods2(),
+    Posts(),
+    Relocate(),
+    DiscardOld(),
+    PlaceNew(),
+)
 
 
 # --- the kinds both games have in the same shape -----------------------------------------------------------

@@ -23,8 +23,12 @@ from engine_service.games.common.family_effects import (
     CityChoice,
     Compensation,
     CountEffect,
+    DiscardOld,
+    DiscardOldEffect,
     DrawnContract,
     FullHand,
+    PlaceNew,
+    PlaceNewEffect,
     posts_effect,
 )
 from engine_service.games.common.resources import max_times_with, pay_with
@@ -92,11 +96,6 @@ class PickEffect(EffectBase):
     taken: list[list[Any]]  # [city, slot] taken so far
 
 
-class DiscardOldEffect(EffectBase):
-    need: int  # contracts still to discard
-    old: list[str]  # the contracts held before the new ones (only those may go)
-
-
 class CityContractEffect(EffectBase):
     city: str  # the contract city a post was placed in
 
@@ -128,11 +127,6 @@ class CaravanHomeEffect(EffectBase):
 
 class MarkerEffect(EffectBase):
     marker: str  # a city bonus marker (CB1-CB7)
-
-
-class PlaceNewEffect(EffectBase):
-    cards: list[str]  # contracts to add to the seat's active ones
-    coins: NotRequired[int]  # the Contracts action's 3 coins
 
 
 def marker_effect(seat: int, marker: str) -> MarkerEffect:
@@ -561,35 +555,6 @@ class Pick(ChoiceEffect["Mp2State", PickEffect]):
         state._push(contract_effects(state, seat, cards, need, 3))
 
 
-class DiscardOld(ChoiceEffect["Mp2State", DiscardOldEffect]):
-    """Room for new contracts: discard `need` of the contracts held before, one at a time."""
-
-    kind = "discard_old"
-
-    def actions(self, state: Mp2State, effect: DiscardOldEffect) -> list[Action]:
-        active = state.active[int(effect["seat"])]
-        return [Action(f"discard:{c}", "contract", {"discard": c}) for c in effect["old"] if c in active]
-
-    def resolve(self, state: Mp2State, effect: DiscardOldEffect, action: Action) -> None:
-        seat = int(effect["seat"])
-        old = str(action.details["discard"])
-        state.active[seat] = [c for c in state.active[seat] if c != old]
-        state._discard_contract(old)
-        state._log({"event": "discard_contract", "seat": seat, "contract": old})
-        effect["need"] = int(effect["need"]) - 1
-        if effect["need"] <= 0:
-            state.pending.pop(0)
-
-
-class PlaceNew(AutoEffect["Mp2State", PlaceNewEffect]):
-    kind = "place_new"
-
-    def run(self, state: Mp2State, effect: PlaceNewEffect) -> None:
-        seat = int(effect["seat"])
-        state.active[seat] = [*state.active[seat], *effect["cards"]]
-        state._gain(seat, {"coins": int(effect.get("coins", 0))})
-
-
 class CityContract(ChoiceEffect["Mp2State", CityContractEffect]):
     """A post in a contract city: one of its contracts may be taken (or declined)."""
 
@@ -848,7 +813,7 @@ TURN = (DieBonus(), DicePick())
 SETUP = (KeepGoal(), DonataPick(), FirstRound(), Income(), Comp(), Isabella(), MailinDouble())
 REWARDS = (Marker(), OtherMarker(), Offer(), SealPick())
 MOVES = (Move(), ExtraPost(), Mongke())
-CONTRACTS = (Pick(), DiscardOld(), PlaceNew(), CityContract(), RewardContract(), PileContract(), PileFull())
+CONTRACTS = (Pick(), CityContract(), RewardContract(), PileContract(), PileFull())
 CARDS = (Repeat(), Exchange(), CardBonus())
 CARAVANS = (Load(), CaravanMove(), CaravanGood(), ReturnTile(), CaravanHome())
 EFFECTS = registry(*FAMILY_EFFECTS, *TURN, *SETUP, *REWARDS, *MOVES, *CONTRACTS, *CARDS, *CARAVANS)

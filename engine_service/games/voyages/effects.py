@@ -28,9 +28,13 @@ from engine_service.games.common.family_effects import (
     CityChoice,
     Compensation,
     CountEffect,
+    DiscardOld,
+    DiscardOldEffect,
     DrawnContract,
     FullHand,
     Good,
+    PlaceNew,
+    PlaceNewEffect,
     simple,
 )
 from engine_service.games.common.resources import can_afford, gain, max_times, pay
@@ -66,14 +70,6 @@ class ColumnEffect(EffectBase):
 class PickEffect(EffectBase):
     die: int  # the die's strength: the contract spaces 1..die may be taken
     taken: list[int]  # spaces taken so far (at most two)
-
-
-class DiscardOldEffect(EffectBase):
-    need: int  # contracts still to discard
-
-
-class PlaceNewEffect(EffectBase):
-    cards: list[int]  # contracts to add to the seat's active ones
 
 
 class TravelEffect(EffectBase):
@@ -274,33 +270,6 @@ class Pick(ChoiceEffect["VoyagesState", PickEffect]):
             if space in (5, 6):
                 effects.append(CountEffect(t=SpaceBonus.kind, seat=seat, n=space - 4))
         state._push(effects)
-
-
-class DiscardOld(ChoiceEffect["VoyagesState", DiscardOldEffect]):
-    """Room for new contracts: discard `need` active ones, one at a time."""
-
-    kind = "discard_old"
-
-    def actions(self, state: VoyagesState, effect: DiscardOldEffect) -> list[Action]:
-        return [Action(f"discard:{c}", "contract", {"discard": c}) for c in state.active[int(effect["seat"])]]
-
-    def resolve(self, state: VoyagesState, effect: DiscardOldEffect, action: Action) -> None:
-        seat = int(effect["seat"])
-        old = int(action.details["discard"])
-        state.active[seat] = [c for c in state.active[seat] if c != old]
-        state._discard_contract(old)
-        state._log({"event": "discard_contract", "seat": seat, "contract": old})
-        effect["need"] = int(effect["need"]) - 1
-        if effect["need"] <= 0:
-            state.pending.pop(0)
-
-
-class PlaceNew(AutoEffect["VoyagesState", PlaceNewEffect]):
-    kind = "place_new"
-
-    def run(self, state: VoyagesState, effect: PlaceNewEffect) -> None:
-        seat = int(effect["seat"])
-        state.active[seat] = [*state.active[seat], *effect["cards"]]
 
 
 class SpaceBonus(ChoiceEffect["VoyagesState", CountEffect]):
@@ -516,7 +485,7 @@ class Comp(Compensation):
 TURN = (Dice(), Bonus())
 SETUP = (KeepGoals(), Comp())
 REWARDS = (CityBonus(), Column(), Xian(), SpaceBonus())
-CONTRACTS = (DrawContract(), ContractFull(), Pick(), DiscardOld(), PlaceNew())
+CONTRACTS = (DrawContract(), ContractFull(), Pick())
 MOVES = (Travel(), Move())
 CARDS = (Repeat(), Exchange(), CityPick(), CityLoop(), BuyMoves())
 EFFECTS = registry(*FAMILY_EFFECTS, *TURN, *SETUP, *REWARDS, *CONTRACTS, *MOVES, *CARDS)
