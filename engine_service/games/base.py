@@ -254,8 +254,9 @@ class GameState(ABC):
 
     def clone(self) -> Self:
         """An independent copy: each declared field copied as its `Copy` says (search bots clone a lot, so
-        never deeper); the legal-list cache is dropped, as a caller may change the copy by hand. A state
-        that declares no fields is copied through JSON."""
+        never deeper). The legal-list cache is shared: it holds for the copy as for the original, and like
+        the original's it must be cleared (`_legal_cache = None`) by whoever changes the copy other than
+        through `apply`. A state that declares no fields is copied through JSON."""
         if not self._STATE_FIELDS:
             return cast(Self, self.spec.state_from_json(json.loads(json.dumps(self.to_json()))))
         other = object.__new__(type(self))
@@ -263,7 +264,6 @@ class GameState(ABC):
         values.update(self.__dict__)
         other.rng = ChanceRng(self.rng.state)
         other.options = dict(self.options)
-        other._legal_cache = None
         for name in self._SHALLOW:
             values[name] = values[name].copy()
         for name in self._ITEMS:

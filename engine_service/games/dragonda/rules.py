@@ -879,6 +879,7 @@ class DragondaState(GameState):
         other = self.clone()
         others = [s for s in range(self.num_players) if s != seat]
         deal_hidden(other, others, [c for s in others for c in other.hands[s]] + other.deck, rng)
+        other._legal_cache = None  # the re-dealt hands change the defences offered
         return other
 
 

@@ -377,4 +377,5 @@ class ExpeditionState(GameState):
             count = len(copy.hands[s])
             copy.hands[s], pool = pool[:count], pool[count:]
         copy.deck = pool
+        copy._legal_cache = None  # the re-dealt hands change what may be paid
         return copy

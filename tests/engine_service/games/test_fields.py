@@ -8,6 +8,7 @@ from engine_service.games import InvalidOptions, make, state_from_json
 from engine_service.games.dragonda.rules import DragondaState
 from engine_service.games.expedition.rules import ExpeditionState
 from engine_service.games.fields import Copy, state_field
+from engine_service.games.rng import ChanceRng
 
 
 def test_the_declarations_derive_names_private_fields_and_clone_groups() -> None:
@@ -48,7 +49,10 @@ def test_a_clone_copies_each_field_as_declared_and_no_deeper() -> None:
     assert copy.turn is not state.turn and copy.turn["traded"] is not state.turn["traded"]  # inner key
     assert copy.log is not state.log and all(a is b for a, b in zip(copy.log, state.log, strict=True))
     assert copy.rng is not state.rng and copy.rng.state == state.rng.state
-    assert copy._legal_cache is None
+    assert copy._legal_cache is state._legal_cache  # it holds for an identical copy
+    state.legal_actions(state.current_seats()[0])
+    shuffled = state.shuffle_hidden(0, ChanceRng(1))
+    assert shuffled._legal_cache is None, "a copy changed by hand drops the cache"
 
 
 @pytest.mark.parametrize(
