@@ -45,7 +45,7 @@ class ChoiceEffect(Generic[S, P]):
     """A kind of effect its seat decides: the actions it offers and how the one taken resolves. `resolve`
     pops the effect (`state.pending.pop(0)`) when it is finished; a multi-step one updates it in place."""
 
-    kind: ClassVar[str]
+    kind: str  # the stored "t" (a class attribute, or set by a configurable handler)
     choice: ClassVar[bool] = True
 
     @abstractmethod
@@ -61,7 +61,7 @@ class ChoiceEffect(Generic[S, P]):
 class AutoEffect(Generic[S, P]):
     """A kind of effect resolved without a decision (already popped when `run` is called)."""
 
-    kind: ClassVar[str]
+    kind: str  # the stored "t" (a class attribute, or set by a configurable handler)
     choice: ClassVar[bool] = False
 
     @abstractmethod

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, ClassVar, NotRequired
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from engine_service.games.base import Action
 from engine_service.games.common.effects import AutoEffect, ChoiceEffect, EffectBase
@@ -215,11 +215,13 @@ FAMILY_EFFECTS = (
 )
 
 
-# --- the kinds both games have in the same shape -----------------------------------------------------------
+# --- the kinds both games have in the same shape (a game configures an instance) ---------------------------
 class Compensation(ChoiceEffect["FamilyState", CountEffect]):
     """Compensation for a low roll: `n` as any mix of coins and camels (`logged`: with an event)."""
 
-    logged: ClassVar[bool]
+    def __init__(self, kind: str, *, logged: bool) -> None:
+        self.kind = kind
+        self.logged = logged
 
     def actions(self, state: FamilyState, effect: CountEffect) -> list[Action]:
         n = int(effect["n"])
@@ -241,9 +243,11 @@ class DrawnContract(AutoEffect["FamilyState", EffectBase]):
     """A contract drawn from a pile: kept if a slot is free, else a choice (`full_kind`); the game names
     the kind, the choice and its events."""
 
-    full_kind: ClassVar[str]
-    empty_event: ClassVar[str]
-    kept_event: ClassVar[str]
+    def __init__(self, kind: str, *, full_kind: str, empty_event: str, kept_event: str) -> None:
+        self.kind = kind
+        self.full_kind = full_kind
+        self.empty_event = empty_event
+        self.kept_event = kept_event
 
     def run(self, state: FamilyState, effect: EffectBase) -> None:
         seat = int(effect["seat"])
@@ -261,7 +265,9 @@ class FullHand(ChoiceEffect["FamilyState", FullHandEffect]):
     """A drawn contract with both slots full: decline it or discard an active one (the discarded one goes
     where the game's `_discard_contract` puts it)."""
 
-    kept_event: ClassVar[str]
+    def __init__(self, kind: str, *, kept_event: str) -> None:
+        self.kind = kind
+        self.kept_event = kept_event
 
     def actions(self, state: FamilyState, effect: FullHandEffect) -> list[Action]:
         new = effect["new"]
@@ -285,6 +291,9 @@ class FullHand(ChoiceEffect["FamilyState", FullHandEffect]):
 
 class CityChoice(ChoiceEffect["FamilyState", CountEffect]):
     """A city card that takes the bonuses of `n` (1 or 2) of the seat's bonus cities again."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
 
     def actions(self, state: FamilyState, effect: CountEffect) -> list[Action]:
         mine = state._bonus_cities(int(effect["seat"]))

@@ -599,21 +599,12 @@ def take_one(state: Mp2State, seat: int, action: Action) -> None:
     state._push(contract_effects(state, seat, [cid], need, None))
 
 
-class PileContract(DrawnContract):
-    """The pile's top contract: kept if a slot is free, else a choice (pile_full)."""
-
-    kind = "pile_contract"
-    full_kind = "pile_full"
-    empty_event = "contract_pile_empty"
-    kept_event = "pile_contract"
-
-
-class PileFull(FullHand):
-    """A pile contract with both slots full: decline it or discard an active one (regular contracts to the
-    pile's bottom, starting ones to the box)."""
-
-    kind = "pile_full"
-    kept_event = "pile_contract"
+# The pile's top contract: kept if a slot is free, else a choice (pile_full: decline it or discard an active
+# one; regular contracts go to the pile's bottom, starting ones to the box).
+PILE_CONTRACT = DrawnContract(
+    "pile_contract", full_kind="pile_full", empty_event="contract_pile_empty", kept_event="pile_contract"
+)
+PILE_FULL = FullHand("pile_full", kept_event="pile_contract")
 
 
 # --- city cards --------------------------------------------------------------------------------------------
@@ -666,10 +657,7 @@ class Exchange(ChoiceEffect["Mp2State", CardEffect]):
         state._gain(seat, action.details["get"], times)
 
 
-class CardBonus(CityChoice):
-    """CC03-like cards: the "!" bonuses of `n` (1 or 2) of the seat's bonus cities."""
-
-    kind = "card_bonus"
+CARD_BONUS = CityChoice("card_bonus")  # CC03-like cards: the "!" bonuses of 1 or 2 of the seat's cities
 
 
 # --- caravans (The Caravans) -------------------------------------------------------------------------------
@@ -804,17 +792,13 @@ class CaravanHome(AutoEffect["Mp2State", CaravanHomeEffect]):
         state._log({"event": "caravan_home", "seat": seat, "tile": returned})
 
 
-class Comp(Compensation):
-    kind = "comp"
-    logged = False
-
-
+COMP = Compensation("comp", logged=False)
 TURN = (DieBonus(), DicePick())
-SETUP = (KeepGoal(), DonataPick(), FirstRound(), Income(), Comp(), Isabella(), MailinDouble())
+SETUP = (KeepGoal(), DonataPick(), FirstRound(), Income(), COMP, Isabella(), MailinDouble())
 REWARDS = (Marker(), OtherMarker(), Offer(), SealPick())
 MOVES = (Move(), ExtraPost(), Mongke())
-CONTRACTS = (Pick(), CityContract(), RewardContract(), PileContract(), PileFull())
-CARDS = (Repeat(), Exchange(), CardBonus())
+CONTRACTS = (Pick(), CityContract(), RewardContract(), PILE_CONTRACT, PILE_FULL)
+CARDS = (Repeat(), Exchange(), CARD_BONUS)
 CARAVANS = (Load(), CaravanMove(), CaravanGood(), ReturnTile(), CaravanHome())
 EFFECTS = registry(*FAMILY_EFFECTS, *TURN, *SETUP, *REWARDS, *MOVES, *CONTRACTS, *CARDS, *CARAVANS)
 CHOICE_EFFECTS = choice_kinds(EFFECTS)

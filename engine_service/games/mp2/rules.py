@@ -32,16 +32,17 @@ from engine_service.games.common.family_effects import (
 )
 from engine_service.games.common.resources import can_afford_with, gain, pay_with
 from engine_service.games.mp2.effects import (
+    CARD_BONUS,
+    COMP,
     EFFECTS,
+    PILE_CONTRACT,
     CaravanGood,
     CaravanGoodEffect,
     CaravanHome,
     CaravanHomeEffect,
-    CardBonus,
     CardEffect,
     CityContract,
     CityContractEffect,
-    Comp,
     DicePick,
     DicePickEffect,
     DieBonus,
@@ -59,7 +60,6 @@ from engine_service.games.mp2.effects import (
     OtherMarker,
     Pick,
     PickEffect,
-    PileContract,
     Repeat,
     ReturnTile,
     ReturnTileEffect,
@@ -383,7 +383,7 @@ class Mp2State(FamilyState):
             effects.append(simple(Income.kind, seat))
             total = sum(tok_value(t) for t in self.dice[seat])
             if total < 15:
-                effects.append(CountEffect(t=Comp.kind, seat=seat, n=15 - total))
+                effects.append(CountEffect(t=COMP.kind, seat=seat, n=15 - total))
             if self.chars[seat] == "isabella":
                 effects.append(simple(Isabella.kind, seat))
         self.phase = Phase.PLAY
@@ -895,7 +895,7 @@ class Mp2State(FamilyState):
             count = len(self.done[seat]) if data["of"] == "contracts" else len(self.posts[seat])
             self._gain(seat, data["gain"], min(die, count))
         elif kind == "city_bonus":
-            self._push([CountEffect(t=CardBonus.kind, seat=seat, n=int(data["table"][die - 1]))])
+            self._push([CountEffect(t=CARD_BONUS.kind, seat=seat, n=int(data["table"][die - 1]))])
         elif kind == "exchange":
             self._push([CardEffect(t=Exchange.kind, seat=seat, card=card, max=die)])
         elif kind == "seal":
@@ -918,7 +918,7 @@ class Mp2State(FamilyState):
             self._take_black_die(seat)
         if reward.get("shield"):
             self.extra_shields[seat] += int(reward["shield"])
-        effects += [simple(PileContract.kind, seat)] * reward.get("contract_pile", 0)
+        effects += [simple(PILE_CONTRACT.kind, seat)] * reward.get("contract_pile", 0)
         effects += [simple(RewardContract.kind, seat)] * reward.get("contract_city", 0)
         if reward.get("move"):
             effects.append(move_effect(seat, "reward", int(reward["move"]), {}, optional=True))

@@ -214,20 +214,15 @@ class Xian(ChoiceEffect["VoyagesState", EffectBase]):
 
 
 # --- contracts ---------------------------------------------------------------------------------------------
-class DrawContract(DrawnContract):
-    """The top special contract: kept if a slot is free, else a choice (contract_full)."""
-
-    kind = "draw_contract"
-    full_kind = "contract_full"
-    empty_event = "special_pile_empty"
-    kept_event = "special_contract"
-
-
-class ContractFull(FullHand):
-    """A special contract with both slots full: decline it (to the pile's bottom) or discard an active one."""
-
-    kind = "contract_full"
-    kept_event = "special_contract"
+# The top special contract: kept if a slot is free, else a choice (contract_full: decline it, to the pile's
+# bottom, or discard an active one).
+DRAW_CONTRACT = DrawnContract(
+    "draw_contract",
+    full_kind="contract_full",
+    empty_event="special_pile_empty",
+    kept_event="special_contract",
+)
+CONTRACT_FULL = FullHand("contract_full", kept_event="special_contract")
 
 
 class Pick(ChoiceEffect["VoyagesState", PickEffect]):
@@ -414,10 +409,7 @@ class Exchange(ChoiceEffect["VoyagesState", ExchangeEffect]):
             state.pending.pop(0)
 
 
-class CityPick(CityChoice):
-    """Card 7: the bonuses of `n` (1 or 2) of the seat's small cities."""
-
-    kind = "city_pick"
+CITY_PICK = CityChoice("city_pick")  # card 7: the bonuses of 1 or 2 of the seat's small cities
 
 
 class CityLoop(ChoiceEffect["VoyagesState", CityLoopEffect]):
@@ -475,18 +467,12 @@ class BuyMoves(ChoiceEffect["VoyagesState", BuyMovesEffect]):
         state._push([move_effect(seat, effect["bought"], {}, skip=True)])
 
 
-class Comp(Compensation):
-    """Compensation for a low roll (logged as an event)."""
-
-    kind = "comp"
-    logged = True
-
-
+COMP = Compensation("comp", logged=True)
 TURN = (Dice(), Bonus())
-SETUP = (KeepGoals(), Comp())
+SETUP = (KeepGoals(), COMP)
 REWARDS = (CityBonus(), Column(), Xian(), SpaceBonus())
-CONTRACTS = (DrawContract(), ContractFull(), Pick())
+CONTRACTS = (DRAW_CONTRACT, CONTRACT_FULL, Pick())
 MOVES = (Travel(), Move())
-CARDS = (Repeat(), Exchange(), CityPick(), CityLoop(), BuyMoves())
+CARDS = (Repeat(), Exchange(), CITY_PICK, CityLoop(), BuyMoves())
 EFFECTS = registry(*FAMILY_EFFECTS, *TURN, *SETUP, *REWARDS, *CONTRACTS, *MOVES, *CARDS)
 CHOICE_EFFECTS = choice_kinds(EFFECTS)

@@ -32,6 +32,9 @@ from engine_service.games.common.family_effects import (
 from engine_service.games.common.resources import can_afford, gain, pay
 from engine_service.games.rng import ChanceRng
 from engine_service.games.voyages.effects import (
+    CITY_PICK,
+    COMP,
+    DRAW_CONTRACT,
     EFFECTS,
     Bonus,
     BuyMoves,
@@ -40,13 +43,10 @@ from engine_service.games.voyages.effects import (
     CityBonusEffect,
     CityLoop,
     CityLoopEffect,
-    CityPick,
     Column,
     ColumnEffect,
-    Comp,
     Dice,
     DiceEffect,
-    DrawContract,
     Exchange,
     ExchangeEffect,
     KeepGoals,
@@ -253,12 +253,12 @@ class VoyagesState(FamilyState):
             if self.chars[seat] != "raschid":
                 total = sum(dice.value_of(t) for t in self.dice[seat])
                 if total < 15:
-                    effects.append(CountEffect(t=Comp.kind, seat=seat, n=15 - total))
+                    effects.append(CountEffect(t=COMP.kind, seat=seat, n=15 - total))
             for node in self.small_cities_of(seat):
                 effects.append(self._city_bonus_effect(seat, node))
             char = self.chars[seat]
             if char == "matteo":
-                effects.append(simple(DrawContract.kind, seat))
+                effects.append(simple(DRAW_CONTRACT.kind, seat))
             elif char == "niccolo":
                 effects.append(reward_effect(seat, {"camels": 1}))
             elif char == "johannes":
@@ -612,7 +612,7 @@ class VoyagesState(FamilyState):
         elif kind == "exchange":
             self._push([ExchangeEffect(t=Exchange.kind, seat=seat, card=card, left=die, done=0, dir=None)])
         elif kind == "city_bonus_table":
-            self._push([CountEffect(t=CityPick.kind, seat=seat, n=data["table"][die - 1])])
+            self._push([CountEffect(t=CITY_PICK.kind, seat=seat, n=data["table"][die - 1])])
         elif kind == "repeat_city_bonus":
             self._push([CityLoopEffect(t=CityLoop.kind, seat=seat, left=die, used=[])])
         elif kind == "repeat_move_goods":
@@ -628,7 +628,7 @@ class VoyagesState(FamilyState):
         effects += [simple(Xian.kind, seat)] * reward.get("other_bonus", 0)
         for _ in range(reward.get("black_die", 0)):
             self._take_black_die(seat)
-        effects += [simple(DrawContract.kind, seat)] * reward.get("contract", 0)
+        effects += [simple(DRAW_CONTRACT.kind, seat)] * reward.get("contract", 0)
         effects += [move_effect(seat, 1, {}, skip=True)] * reward.get("move", 0)
         self._push(effects)
 
