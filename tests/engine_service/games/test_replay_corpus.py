@@ -43,9 +43,16 @@ def test_the_corpus_covers_every_game_variant_at_two_and_at_most_players() -> No
     assert policies == {"random", "greedy"}
 
 
-def test_each_file_is_of_its_entry_s_revision_and_every_game_s_current_revision_is_recorded() -> None:
+def test_each_file_is_its_entry_s_match_and_every_game_s_current_revision_is_recorded() -> None:
     for entry in ENTRIES:
-        assert load(entry.path).revision == entry.revision, entry.name
+        record = load(entry.path)
+        assert record.revision == entry.revision, entry.name
+        assert (record.game_id, record.num_players, record.seed) == (
+            entry.game_id,
+            entry.num_players,
+            entry.seed,
+        )
+        assert record.options == get_game(entry.game_id).resolve_options(entry.options, entry.num_players)
     for spec in list_games():
         assert any(e.game_id == spec.game_id and e.revision == spec.revision for e in ENTRIES), spec.game_id
 
