@@ -1,6 +1,8 @@
 """`python -m bot_host`: the bot host service (one per machine). Configured by the ladder's settings
-(`ladder/settings/base.py`, "Hosted bots"); CARAVANSERAI_BOT_HOST_ID names it (default: the machine's
-name), CARAVANSERAI_BOT_HOST_METRICS_PORT serves its Prometheus metrics. SIGTERM stops every sandbox and
+(`ladder/settings/base.py`, "Hosted bots"): its sandboxes reach the gateway's Unix-domain socket
+(CARAVANSERAI_GATEWAY_UDS, served by a gateway on this machine) or, with CARAVANSERAI_BOT_HOST_GATEWAY_ADDR,
+its own socket there relayed to that gateway or balancer. CARAVANSERAI_BOT_HOST_ID names it (default: the
+machine's name), CARAVANSERAI_BOT_HOST_METRICS_PORT serves its Prometheus metrics. SIGTERM stops every sandbox and
 lets go of its bots at once.
 
 Layer: entry point. It must run as root (each bot is dropped to its own uid); it refuses otherwise.
@@ -19,20 +21,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from bot_host.forward import SocketForwarder
     from bot_host.host import BotHost
     from bot_host.ladder_source import LadderSource
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_host(host_id: str) -> tuple[BotHost, LadderSource]:
-    """The host and its ladder source from the Django settings (Django is set up here, in the host only)."""
+def build_host(host_id: str) -> tuple[BotHost, LadderSource, SocketForwarder | None]:
+    """The host, its ladder source and, with CARAVANSERAI_BOT_HOST_GATEWAY_ADDR, the forwarder serving its
+    gateway socket, from the Django settings (Django is set up here, in the host only)."""
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings.base")
     django.setup()
     from django.conf import settings as s
 
+    from bot_host.forward import SocketForwarder
     from bot_host.host import BotHost, HostSettings
     from bot_host.ladder_source import LadderSource
     from bot_host.runtimes import available_runtimes
@@ -57,8 +62,12 @@ def build_host(host_id: str) -> tuple[BotHost, LadderSource]:
         archive_limits=archive_limits(),
         bwrap=s.BOT_HOST_SANDBOX,
     )
+    forwarder = None
+    if s.BOT_HOST_GATEWAY_ADDR:
+        host, port = SocketForwarder.parse(s.BOT_HOST_GATEWAY_ADDR)
+        forwarder = SocketForwarder(host_settings.socket_path, host, port).start()
     source = LadderSource(state_dir=state_dir)
-    return BotHost(host_settings, source, available_runtimes(state_dir, ROOT)), source
+    return BotHost(host_settings, source, available_runtimes(state_dir, ROOT)), source, forwarder
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             "bot_host: run as root: each hosted bot is dropped to its own unprivileged uid", file=sys.stderr
         )
         return 1
-    host, source = build_host(args.host_id)
+    host, source, forwarder = build_host(args.host_id)
     port = os.environ.get("CARAVANSERAI_BOT_HOST_METRICS_PORT", "").strip()
     if port not in ("", "0"):
         from prometheus_client import start_http_server
@@ -87,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         host.run(stop)
     finally:
         source.release(host_id=args.host_id)
+        if forwarder is not None:
+            forwarder.stop()
     return 0
 
 

@@ -265,6 +265,8 @@ BOT_HOST_TMP_MB = env_int(env, "CARAVANSERAI_BOT_HOST_TMP_MB", 64, minimum=1)
 BOT_HOST_UID_BASE = env_int(env, "CARAVANSERAI_BOT_HOST_UID_BASE", 61000, minimum=1000)
 BOT_HOST_STATE_DIR = Path(env_str(env, "CARAVANSERAI_BOT_HOST_STATE_DIR", str(VAR_DIR / "bot_host")))
 BOT_HOST_GATEWAY_SOCKET = env_str(env, "CARAVANSERAI_GATEWAY_UDS", str(VAR_DIR / "gateway" / "bot.sock"))
+# Set (host:port of a gateway or the balancer): the bot host serves that socket itself, relayed there.
+BOT_HOST_GATEWAY_ADDR = env_str(env, "CARAVANSERAI_BOT_HOST_GATEWAY_ADDR", "")
 # The key of every derived seed (house bots', tournament tables'): `ladder.matches.seeds`.
 CARAVANSERAI_SEED_SECRET = env_str(
     env, "CARAVANSERAI_SEED_SECRET", hashlib.sha256(f"caravanserai-seeds:{SECRET_KEY}".encode()).hexdigest()
