@@ -79,6 +79,24 @@ def posts_effect(
     return effect
 
 
+def new_contracts(
+    seat: int, cards: list[Any], need: int, *, old: list[Any] | None = None, coins: int | None = None
+) -> list[EffectBase]:
+    """`need` discards to make room for `cards` (only `old` ones, where named), then the new ones placed
+    (with `coins`, where the action brings some)."""
+    effects: list[EffectBase] = []
+    if need > 0:
+        discard = DiscardOldEffect(t=DiscardOld.kind, seat=seat, need=need)
+        if old is not None:
+            discard["old"] = old
+        effects.append(discard)
+    place = PlaceNewEffect(t=PlaceNew.kind, seat=seat, cards=cards)
+    if coins is not None:
+        place["coins"] = coins
+    effects.append(place)
+    return effects
+
+
 def goods_choices(seat: int, goods: int, pairs: int) -> list[EffectBase]:
     """A reward's choices of goods: `goods` single goods, then `pairs` of two different goods."""
     return [simple(Good.kind, seat)] * goods + [simple(Goods2.kind, seat)] * pairs

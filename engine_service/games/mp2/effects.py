@@ -23,12 +23,9 @@ from engine_service.games.common.family_effects import (
     CityChoice,
     Compensation,
     CountEffect,
-    DiscardOld,
-    DiscardOldEffect,
     DrawnContract,
     FullHand,
-    PlaceNew,
-    PlaceNewEffect,
+    new_contracts,
     posts_effect,
 )
 from engine_service.games.common.resources import max_times_with, pay_with
@@ -489,21 +486,6 @@ class Mongke(ChoiceEffect["Mp2State", CountEffect]):
 
 
 # --- contracts ---------------------------------------------------------------------------------------------
-def contract_effects(
-    state: Mp2State, seat: int, cards: list[str], need: int, coins: int | None
-) -> list[EffectBase]:
-    """`need` discards to make room for `cards` (only older contracts may go), then the new ones placed."""
-    effects: list[EffectBase] = []
-    if need > 0:
-        old = list(state.active[seat])
-        effects.append(DiscardOldEffect(t=DiscardOld.kind, seat=seat, need=need, old=old))
-    if coins is None:
-        effects.append(PlaceNewEffect(t=PlaceNew.kind, seat=seat, cards=cards))
-    else:
-        effects.append(PlaceNewEffect(t=PlaceNew.kind, seat=seat, cards=cards, coins=coins))
-    return effects
-
-
 def take_contract(state: Mp2State, city: str, slot: int) -> str:
     """Take the contract off a city's space (1 or 2), leaving it empty until the turn ends."""
     cid = state.contract_spaces[city][slot - 1]
@@ -552,7 +534,7 @@ class Pick(ChoiceEffect["Mp2State", PickEffect]):
         cards = [take_contract(state, city, int(slot)) for city, slot in taken]
         state._log({"event": "take_contracts", "seat": seat, "contracts": cards})
         need = len(state.active[seat]) + len(cards) - 2
-        state._push(contract_effects(state, seat, cards, need, 3))
+        state._push(new_contracts(seat, cards, need, old=list(state.active[seat]), coins=3))
 
 
 class CityContract(ChoiceEffect["Mp2State", CityContractEffect]):
@@ -596,7 +578,7 @@ def take_one(state: Mp2State, seat: int, action: Action) -> None:
     cid = take_contract(state, str(action.details["city"]), int(action.details["slot"]))
     state._log({"event": "take_contracts", "seat": seat, "contracts": [cid]})
     need = 1 if len(state.active[seat]) >= 2 else 0
-    state._push(contract_effects(state, seat, [cid], need, None))
+    state._push(new_contracts(seat, [cid], need, old=list(state.active[seat])))
 
 
 # The pile's top contract: kept if a slot is free, else a choice (pile_full: decline it or discard an active

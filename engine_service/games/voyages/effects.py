@@ -28,13 +28,10 @@ from engine_service.games.common.family_effects import (
     CityChoice,
     Compensation,
     CountEffect,
-    DiscardOld,
-    DiscardOldEffect,
     DrawnContract,
     FullHand,
     Good,
-    PlaceNew,
-    PlaceNewEffect,
+    new_contracts,
     simple,
 )
 from engine_service.games.common.resources import can_afford, gain, max_times, pay
@@ -256,11 +253,7 @@ class Pick(ChoiceEffect["VoyagesState", PickEffect]):
         spaces = sorted(taken)
         cards = cardrow.take_from_row(state.board, spaces)
         state._log({"event": "take_contracts", "seat": seat, "spaces": spaces, "contracts": cards})
-        effects: list[EffectBase] = []
-        need = len(state.active[seat]) + len(cards) - 2
-        if need > 0:
-            effects.append(DiscardOldEffect(t=DiscardOld.kind, seat=seat, need=need))
-        effects.append(PlaceNewEffect(t=PlaceNew.kind, seat=seat, cards=cards))
+        effects = new_contracts(seat, cards, len(state.active[seat]) + len(cards) - 2)
         for space in spaces:
             if space in (5, 6):
                 effects.append(CountEffect(t=SpaceBonus.kind, seat=seat, n=space - 4))
