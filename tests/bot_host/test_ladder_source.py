@@ -25,7 +25,7 @@ from ladder.bots.selectors import bot_identity_for_token
 from ladder.bots.services import bot_create, bot_token_revoke
 from ladder.hosting.models import HostedBot
 from ladder.hosting.services import hosted_version_upload
-from tests.bot_host.conftest import LIMITS, HostRig
+from tests.bot_host.conftest import LIMITS, UID_BASE, HostRig
 from tests.engine_service.gateway.harness import EXAMPLES
 
 MANIFEST_2 = b'{"runtime": "python", "entry": "bot.py", "version": "2"}'
@@ -51,7 +51,9 @@ def ladder_rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig
         bot_uds=str(socket_path),
     )
     gateway = GatewayThread(config, DjangoVerifier(), registry).start()
-    settings = HostSettings(host_id="h1", state_dir=tmp_path / "host", socket_path=socket_path, limits=LIMITS)
+    settings = HostSettings(
+        host_id="h1", state_dir=tmp_path / "host", socket_path=socket_path, limits=LIMITS, uid_base=UID_BASE
+    )
     source = LadderSource(state_dir=settings.state_dir)
     host = BotHost(settings, source, runtimes)
     yield HostRig(host, source, gateway, registry, settings.state_dir, b"")  # type: ignore[arg-type]
