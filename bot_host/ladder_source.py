@@ -13,6 +13,7 @@ Layer: bot host service adapter over `ladder.hosting` and `ladder.bots` services
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -87,16 +88,7 @@ class LadderSource:
         return self.tokens.token(bot_id, version_id)
 
     def report(self, *, host_id: str, report: Report) -> None:
-        hosted_report(
-            host_id=host_id,
-            bot_id=report.bot_id,
-            version_id=report.version_id,
-            state=report.state,
-            detail=report.detail,
-            starts=report.starts,
-            crashes=report.crashes,
-            log=report.log,
-        )
+        hosted_report(host_id=host_id, **dataclasses.asdict(report))  # a Report's fields are its arguments
 
     def release(self, *, host_id: str) -> None:
         hosted_release(host_id=host_id)
