@@ -551,19 +551,11 @@ class Mp2State(FamilyState):
     def _turn_apply(self, seat: int, action: Action) -> None:
         aid = action.id
         details = action.details
-        res = self.res[seat]
         if aid == "end":
             self._end_turn()
-        elif aid == "bag":
-            self._push(
-                [
-                    DieBonusEffect(
-                        t=DieBonus.kind, seat=seat, bonus="bag", as_action=bool(details["as_action"])
-                    )
-                ]
-            )
-        elif aid in ("reroll", "adjust"):
-            self._push([DieBonusEffect(t=DieBonus.kind, seat=seat, bonus=aid, as_action=False)])
+        elif aid in ("bag", "reroll", "adjust"):
+            as_action = aid == "bag" and bool(details["as_action"])
+            self._push([DieBonusEffect(t=DieBonus.kind, seat=seat, bonus=aid, as_action=as_action)])
         elif aid.count(":") == 1 and aid.startswith("place:"):
             self._push([DicePickEffect(t=DicePick.kind, seat=seat, space=str(details["space"]))])
         elif aid == "black":
@@ -571,44 +563,21 @@ class Mp2State(FamilyState):
             self.black_bought = True
             self._take_black_die(seat)
         elif aid.startswith("bag:"):
-            tok = str(details["die"])
-            dice.remove_tokens(self.dice[seat], [tok])
-            self._gain(seat, details["gain"])
-            if details["as_action"]:
-                self.main_done = True
-            self._log({"event": "money_bag", "seat": seat, "die": tok, "gain": dict(details["gain"])})
+            self._money_bag(seat, str(details["die"]), details["gain"], bool(details["as_action"]))
         elif aid.startswith("complete:"):
             self._complete(seat, str(details["contract"]), dict(details["goods"]))
         elif aid.startswith("improve:"):
-            seal = str(details["seal"])
-            self._pay(seat, self._improve_cost(seat, seal))
-            self.seals[seat] = {**self.seals[seat], seal: 2}
-            self._log({"event": "improve", "seat": seat, "seal": seal})
-            if self.chars[seat] == "dewu":
-                self._gain(seat, {"jade": 1})
-            self._reward(seat, SEALS[seal]["bonus"])
+            self._improve(seat, str(details["seal"]))
         elif aid == "vidal:set":
-            pay_with(res, {g: 1 for g in GOODS}, WILD, ())
-            res["vp"] += 5
-            self.vidal_sold[seat] = True
-            self._log({"event": "vidal_set", "seat": seat})
+            self._vidal_set(seat)
         elif aid.startswith("outpost:"):
-            tile = str(details["tile"])
-            kept = list(self.kept_tiles[seat])
-            kept.remove(tile)
-            self.kept_tiles[seat] = kept
-            self._log({"event": "outpost_used", "seat": seat, "tile": tile})
-            self._reward(seat, OUTPOSTS[tile])
+            self._use_outpost(seat, str(details["tile"]))
         elif aid.startswith("claim:"):
             self._claim(seat, str(details["tile"]), str(details["city"]))
         elif aid.startswith("caravan:"):
             self._complete_caravan(seat, int(details["caravan"]))
         elif aid.startswith("reroll:"):
-            tok = str(details["die"])
-            self._pay(seat, {"camels": 1})
-            new = dice.roll(self.rng, dice.kind_of(tok))
-            self._replace_die(seat, tok, new)
-            self._isabella_face(seat, tok_value(new))
+            self._reroll(seat, str(details["die"]))
         elif aid.startswith("adjust:"):
             tok = str(details["die"])
             self._pay(seat, {"camels": 2})
@@ -617,6 +586,42 @@ class Mp2State(FamilyState):
             self._place(seat, action)
         else:  # pragma: no cover - the menu only makes the ids above
             raise AssertionError(aid)
+
+    def _money_bag(self, seat: int, tok: str, bundle: Mapping[str, int], as_action: bool) -> None:
+        dice.remove_tokens(self.dice[seat], [tok])
+        self._gain(seat, bundle)
+        if as_action:
+            self.main_done = True
+        self._log({"event": "money_bag", "seat": seat, "die": tok, "gain": dict(bundle)})
+
+    def _improve(self, seat: int, seal: str) -> None:
+        self._pay(seat, self._improve_cost(seat, seal))
+        self.seals[seat] = {**self.seals[seat], seal: 2}
+        self._log({"event": "improve", "seat": seat, "seal": seal})
+        if self.chars[seat] == "dewu":
+            self._gain(seat, {"jade": 1})
+        self._reward(seat, SEALS[seal]["bonus"])
+
+    def _vidal_set(self, seat: int) -> None:
+        res = self.res[seat]
+        pay_with(res, {g: 1 for g in GOODS}, WILD, ())
+        res["vp"] += 5
+        self.vidal_sold[seat] = True
+        self._log({"event": "vidal_set", "seat": seat})
+
+    def _use_outpost(self, seat: int, tile: str) -> None:
+        """Filippo uses an outpost tile he kept."""
+        kept = list(self.kept_tiles[seat])
+        kept.remove(tile)
+        self.kept_tiles[seat] = kept
+        self._log({"event": "outpost_used", "seat": seat, "tile": tile})
+        self._reward(seat, OUTPOSTS[tile])
+
+    def _reroll(self, seat: int, tok: str) -> None:
+        self._pay(seat, {"camels": 1})
+        new = dice.roll(self.rng, dice.kind_of(tok))
+        self._replace_die(seat, tok, new)
+        self._isabella_face(seat, tok_value(new))
 
     def _replace_die(self, seat: int, old: str, new: str) -> None:
         dice.remove_tokens(self.dice[seat], [old])

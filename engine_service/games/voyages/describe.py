@@ -379,96 +379,113 @@ def _pending(state: Any) -> Mapping[str, Any]:
     return state.pending[0] if state.pending else {}
 
 
+Words = Callable[[Any, int, Mapping[str, Any], str], str]  # (state, seat, details, id after its head)
+
+
+def _place_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    space = str(d["space"])
+    if space.startswith("card-"):
+        index = [s for s, _c in CARD_SLOTS].index(space[5:])
+        card = int(state.cards[index])
+        return f"chooses {space_name(space)} for the main action (card {card}: {card_text(card)})"
+    return f"chooses {space_name(space)} for the main action"
+
+
+def _dice_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    text = f"places {dice(d['dice'])} on {space_name(str(d['space']))}"
+    if d.get("value"):
+        text += f", the unrolled die set to {d['value']}"
+    if int(d.get("fee", 0)):
+        text += f", paying {amount('coins', int(d['fee']))}"
+    return text
+
+
+def _adjust_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    tok = str(d["die"])
+    return f"pays 2 camels to turn a die from {die(tok)} to {die(tok[0] + str(int(tok[1:]) + int(d['by'])))}"
+
+
+def _discard_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    if "contract" in d:
+        return f"discards contract {d['discard']} to keep {contract(d['contract'])}"
+    return f"discards {contract(d['discard'])}"
+
+
+def _space_bonus_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    kind, n = next((k, int(v)) for k, v in d.items())
+    return f"takes {amount(kind, n)} as the contract space bonus"
+
+
+def _route_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    return _route(state, seat, d, "travels" if _pending(state).get("t") == "travel" else "moves")
+
+
+def _times_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    times = int(d["times"])
+    return f"uses city card {d['card']} {'once' if times == 1 else f'{times} times'} ({card_text(int(d['card']))})"
+
+
+def _city_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    cities = [int(c) for c in d.get("cities", [d.get("city")])]
+    bonuses = [f"{node(c)}'s {city_bonus_text(state.city_bonus[str(c)])}" for c in cities]
+    paid = " for 1 coin" if d.get("coins") else ""
+    return f"takes {joined(bonuses)}{paid}"
+
+
+def _comp_words(state: Any, seat: int, d: Mapping[str, Any], rest: str) -> str:
+    return f"takes {bundle({'coins': int(d['coins']), 'camels': int(d['camels'])})} as compensation"
+
+
+_BY_ID: dict[str, Words] = {
+    "end": lambda state, seat, d, rest: "ends the turn",
+    "bonus": lambda state, seat, d, rest: "takes a bonus action",
+    "black": lambda state, seat, d, rest: "pays 3 camels for a black die",
+    "done": lambda state, seat, d, rest: "takes no more contracts",
+    "decline": lambda state, seat, d, rest: f"declines {contract(d['contract'])}",
+    "stay": lambda state, seat, d, rest: "leaves the other figure where it is",
+    "skip": lambda state, seat, d, rest: "does not move",
+    "stop": lambda state, seat, d, rest: "stops using the card",
+    "go": lambda state, seat, d, rest: f"walks the {amount('move', int(d['moves']))} bought",
+}
+_BY_HEAD: dict[str, Words] = {
+    "complete": lambda state, seat, d, rest: f"completes {contract(d['contract'])}",
+    "place": _place_words,
+    "dice": _dice_words,
+    "bag": lambda state, seat, d, rest: f"puts {_bagged(rest)} in the money bag for 3 coins",
+    "reroll": lambda state, seat, d, rest: f"pays 1 camel to reroll a die ({die(rest)})",
+    "adjust": _adjust_words,
+    "column": lambda state, seat, d, rest: (
+        f"takes column {rest} of {space_name(str(d['space']))}: {bundle(d['reward'])}"
+    ),
+    "good": lambda state, seat, d, rest: f"takes 1 {d['good']}",
+    "goods": lambda state, seat, d, rest: f"takes 1 {d['goods'][0]} and 1 {d['goods'][1]}",
+    "take": lambda state, seat, d, rest: f"takes {contract(d['contract'])} from space {d['space']}",
+    "discard": _discard_words,
+    "bonus": _space_bonus_words,
+    "route": _route_words,
+    "relocate": lambda state, seat, d, rest: (
+        f"moves a trading post from {node(d['from'])} to {node(d['to'])}"
+    ),
+    "times": _times_words,
+    "ex": lambda state, seat, d, rest: f"exchanges {bundle(d['give'])} for {bundle(d['get'])}",
+    "city": _city_words,
+    "pay": lambda state, seat, d, rest: f"pays 1 {d['goods'][0]} and 1 {d['goods'][1]} for a move",
+    "xian": lambda state, seat, d, rest: (
+        f"takes the bonus of {node(d['city'])}: {city_bonus_text(str(d['letter']))}"
+    ),
+    "comp": _comp_words,
+    "pick": lambda state, seat, d, rest: f"chooses the character {character(str(d['character']))}",
+    "keep": lambda state, seat, d, rest: "keeps 2 of the 4 goal cards dealt",
+}
+
+
 def _action_words(state: Any, seat: int, action: Action) -> str:
-    aid, d = action.id, action.details
-    head, _, rest = aid.partition(":")
-    effect = _pending(state)
-    if aid == "end":
-        return "ends the turn"
-    if aid == "bonus":
-        return "takes a bonus action"
-    if head == "complete":
-        return f"completes {contract(d['contract'])}"
-    if head == "place":
-        space = str(d["space"])
-        if space.startswith("card-"):
-            slot = space[5:]
-            index = [s for s, _c in CARD_SLOTS].index(slot)
-            card = int(state.cards[index])
-            return f"chooses {space_name(space)} for the main action (card {card}: {card_text(card)})"
-        return f"chooses {space_name(space)} for the main action"
-    if head == "dice":
-        text = f"places {dice(d['dice'])} on {space_name(str(d['space']))}"
-        if d.get("value"):
-            text += f", the unrolled die set to {d['value']}"
-        if int(d.get("fee", 0)):
-            text += f", paying {amount('coins', int(d['fee']))}"
-        return text
-    if head == "bag":
-        return f"puts {_bagged(rest)} in the money bag for 3 coins"
-    if aid == "black":
-        return "pays 3 camels for a black die"
-    if head == "reroll":
-        return f"pays 1 camel to reroll a die ({die(rest)})"
-    if head == "adjust":
-        tok = str(d["die"])
-        return (
-            f"pays 2 camels to turn a die from {die(tok)} to {die(tok[0] + str(int(tok[1:]) + int(d['by'])))}"
-        )
-    if head == "column":
-        return f"takes column {rest} of {space_name(str(d['space']))}: {bundle(d['reward'])}"
-    if head == "good":
-        return f"takes 1 {d['good']}"
-    if head == "goods":
-        return f"takes 1 {d['goods'][0]} and 1 {d['goods'][1]}"
-    if head == "take":
-        return f"takes {contract(d['contract'])} from space {d['space']}"
-    if aid == "done":
-        return "takes no more contracts"
-    if aid == "decline":
-        return f"declines {contract(d['contract'])}"
-    if head == "discard":
-        if "contract" in d:
-            return f"discards contract {d['discard']} to keep {contract(d['contract'])}"
-        return f"discards {contract(d['discard'])}"
-    if head == "bonus":
-        kind, n = next((k, int(v)) for k, v in d.items())
-        return f"takes {amount(kind, n)} as the contract space bonus"
-    if head == "route":
-        return _route(state, seat, d, "travels" if effect.get("t") == "travel" else "moves")
-    if aid == "stay":
-        return "leaves the other figure where it is"
-    if aid == "skip":
-        return "does not move"
-    if head == "relocate":
-        return f"moves a trading post from {node(d['from'])} to {node(d['to'])}"
-    if head == "times":
-        times = int(d["times"])
-        return f"uses city card {d['card']} {'once' if times == 1 else f'{times} times'} ({card_text(int(d['card']))})"
-    if head == "ex":
-        return f"exchanges {bundle(d['give'])} for {bundle(d['get'])}"
-    if aid == "stop":
-        return "stops using the card"
-    if head == "city":
-        cities = [int(c) for c in d.get("cities", [d.get("city")])]
-        bonuses = [f"{node(c)}'s {city_bonus_text(state.city_bonus[str(c)])}" for c in cities]
-        paid = " for 1 coin" if d.get("coins") else ""
-        return f"takes {joined(bonuses)}{paid}"
-    if head == "pay":
-        return f"pays 1 {d['goods'][0]} and 1 {d['goods'][1]} for a move"
-    if aid == "go":
-        n = int(d["moves"])
-        return f"walks the {amount('move', n)} bought"
-    if head == "xian":
-        return f"takes the bonus of {node(d['city'])}: {city_bonus_text(str(d['letter']))}"
-    if head == "comp":
-        got = bundle({"coins": int(d["coins"]), "camels": int(d["camels"])})
-        return f"takes {got} as compensation"
-    if head == "pick":
-        return f"chooses the character {character(str(d['character']))}"
-    if head == "keep":
-        return "keeps 2 of the 4 goal cards dealt"
-    return f"{action.kind.replace('_', ' ')} ({aid})"
+    """The words for an action: by its whole id (end, done, ...) or else by its head (`dice:`, `route:`)."""
+    head, _, rest = action.id.partition(":")
+    words = _BY_ID.get(action.id) or _BY_HEAD.get(head)
+    if words is None:
+        return f"{action.kind.replace('_', ' ')} ({action.id})"
+    return words(state, seat, action.details, rest)
 
 
 # --- result and progress ----------------------------------------------------------------------------------
