@@ -10,7 +10,7 @@ kept goal card is never named.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -460,126 +460,176 @@ def _top(state: Mp2State) -> Mapping[str, Any]:
     return state.pending[0] if state.pending else {}
 
 
-def _action_words(state: Mp2State, seat: int, action: Action) -> str:
+Words = Callable[[Mp2State, int, Action], "str | None"]  # None: no words of its own (the id is shown)
+
+
+def _place_words(state: Mp2State, seat: int, action: Action) -> str:
     d = action.details
-    kind = action.kind
-    aid = action.id
-    if kind == "end":
-        return "ends its turn"
-    if kind == "bonus":
-        return _bonus_words(state, seat, action)
-    if kind == "place":
-        space = str(d["space"])
-        if "dice" not in d:
-            return f"chooses {space_name(space)} for its action"
-        text = f"places {dice_words(d['dice'])} on {space_name(space)}"
-        paid = []
-        fee = int(d.get("fee", 0))
-        if fee:
-            paid.append(f"{count_words(fee, 'coins')} to join the dice there")
-        if space == "travel1":
-            paid.append(f"{TRAVEL1_COINS} coins for the space")
-        if paid:
-            text += f", paying {_and(paid)}"
-        if space.startswith("card-") and space[5:] in state.cards:
-            text += f" ({card_words(state.cards[space[5:]])})"
-        elif space in SPECIAL_SPACES:
-            text += f" ({bundle_words(SPECIAL_CITIES[space.split('-')[0]]['action'])})"
-        return text
-    if kind == "character":
-        return f"chooses {character_name(d['character'])}"
-    if kind == "goal":
-        return "keeps one of its goal cards"
-    if kind == "figures":
-        return "takes the spare figures of " + _and([COLOURS[int(c)] for c in d["colours"]])
-    if kind == "compensation":
-        return f"takes its compensation as {bundle_words({'coins': d['coins'], 'camels': d['camels']})}"
-    if kind == "isabella":
-        pairs = {int(v): int(k) for v, k in dict(d["pairs"]).items()}
-        if not pairs:
-            return "takes every die's face bonus (no pairs converted)"
-        words = [
-            f"{k} pair{'s' if k > 1 else ''} of {v} for {bundle_words(ISABELLA_PAIR[v])}"
-            for v, k in pairs.items()
-        ]
-        return f"converts {_and(words)}, the other dice paying their face bonus"
-    if kind == "double":
-        city = str(d["city"])
-        bonus = SPECIAL_CITIES[city]["bonus"] if city in SPECIAL_CITIES else MARKERS[state.markers[city]]
-        return f"takes {node_name(city)}'s bonus a second time ({bundle_words(bonus)})"
-    if kind == "city_bonus":
-        return f"copies {marker_words(d['marker'])}"
-    if kind == "good":
-        return f"takes 1 {d['good']}"
-    if kind == "goods":
-        return f"takes 1 {d['goods'][0]} and 1 {d['goods'][1]}"
-    if kind == "offer":
-        book = str(_top(state).get("book", ""))
-        jade = int(d.get("jade", 0))
-        if jade:
-            return f"pays {count_words(jade, 'jade')} for offer tile {d.get('tile')} of Book {book}: {bundle_words(d['gain'])}"
-        return f"takes Book {book}'s free offer: {bundle_words(d['gain'])}"
-    if kind == "seal":
-        jade = int(d.get("jade", 0))
-        return f"takes the {SEAL_TITLES[str(d['seal'])]}" + (
-            f" and {count_words(jade, 'jade')}" if jade else ""
+    space = str(d["space"])
+    if "dice" not in d:
+        return f"chooses {space_name(space)} for its action"
+    text = f"places {dice_words(d['dice'])} on {space_name(space)}"
+    paid = []
+    fee = int(d.get("fee", 0))
+    if fee:
+        paid.append(f"{count_words(fee, 'coins')} to join the dice there")
+    if space == "travel1":
+        paid.append(f"{TRAVEL1_COINS} coins for the space")
+    if paid:
+        text += f", paying {_and(paid)}"
+    if space.startswith("card-") and space[5:] in state.cards:
+        text += f" ({card_words(state.cards[space[5:]])})"
+    elif space in SPECIAL_SPACES:
+        text += f" ({bundle_words(SPECIAL_CITIES[space.split('-')[0]]['action'])})"
+    return text
+
+
+def _isabella_words(state: Mp2State, seat: int, action: Action) -> str:
+    pairs = {int(v): int(k) for v, k in dict(action.details["pairs"]).items()}
+    if not pairs:
+        return "takes every die's face bonus (no pairs converted)"
+    words = [
+        f"{k} pair{'s' if k > 1 else ''} of {v} for {bundle_words(ISABELLA_PAIR[v])}"
+        for v, k in pairs.items()
+    ]
+    return f"converts {_and(words)}, the other dice paying their face bonus"
+
+
+def _double_words(state: Mp2State, seat: int, action: Action) -> str:
+    city = str(action.details["city"])
+    bonus = SPECIAL_CITIES[city]["bonus"] if city in SPECIAL_CITIES else MARKERS[state.markers[city]]
+    return f"takes {node_name(city)}'s bonus a second time ({bundle_words(bonus)})"
+
+
+def _offer_words(state: Mp2State, seat: int, action: Action) -> str:
+    d = action.details
+    book = str(_top(state).get("book", ""))
+    jade = int(d.get("jade", 0))
+    if jade:
+        return f"pays {count_words(jade, 'jade')} for offer tile {d.get('tile')} of Book {book}: {bundle_words(d['gain'])}"
+    return f"takes Book {book}'s free offer: {bundle_words(d['gain'])}"
+
+
+def _seal_words(state: Mp2State, seat: int, action: Action) -> str:
+    jade = int(action.details.get("jade", 0))
+    extra = f" and {count_words(jade, 'jade')}" if jade else ""
+    return f"takes the {SEAL_TITLES[str(action.details['seal'])]}{extra}"
+
+
+def _move_words(state: Mp2State, seat: int, action: Action) -> str:
+    if action.id == "move:stop":
+        return "ends its movement here"
+    if action.id == "skip":
+        return "does not use the move"
+    d = action.details
+    path = [node_name(n) for n in d["path"]]
+    via = f" through {_and(path[:-1])}" if len(path) > 1 else ""
+    fig = " with its second figure" if int(d.get("figure", 0)) == 1 else ""
+    steps = int(d["steps"])
+    return f"moves{fig}{via} to {node_name(d['to'])} ({steps} step{'s' if steps != 1 else ''}) {_cost(d['cost'])}"
+
+
+def _post_words(state: Mp2State, seat: int, action: Action) -> str:
+    if action.details.get("city") is None:
+        return "places no extra trading post"
+    return f"places its extra trading post in {node_name(action.details['city'])}"
+
+
+def _contract_words(state: Mp2State, seat: int, action: Action) -> str:
+    d, aid = action.details, action.id
+    if aid == "done":
+        return "takes no more contracts"
+    if aid == "decline":
+        if "contract" in d and d.get("keep") is False:
+            return f"sends contract {d['contract']} back under the pile"
+        return "declines the contract"
+    if aid.startswith("discard:"):
+        new = f" to keep {d['contract']}" if "contract" in d else ""
+        return f"discards contract {d['discard']}{new}"
+    return f"takes contract {contract_words(d['contract'])} from {node_name(d['city'])}"
+
+
+def _card_words(state: Mp2State, seat: int, action: Action) -> str | None:
+    d, aid = action.details, action.id
+    if aid.startswith("times:"):
+        data = CITY_CARDS[str(d["card"])]
+        k = int(d["times"])
+        return f"pays {bundle_words(data['cost'])} {k} time{'s' if k != 1 else ''} for {bundle_words(data['gain'])} each"
+    if aid.startswith("ex:"):
+        k = int(d["times"])
+        return (
+            f"gives {bundle_words(d['give'])} for {bundle_words(d['get'])}, {k} time{'s' if k != 1 else ''}"
         )
-    if kind == "move":
-        if aid == "move:stop":
-            return "ends its movement here"
-        if aid == "skip":
-            return "does not use the move"
-        path = [node_name(n) for n in d["path"]]
-        via = f" through {_and(path[:-1])}" if len(path) > 1 else ""
-        fig = " with its second figure" if int(d.get("figure", 0)) == 1 else ""
-        steps = int(d["steps"])
-        return f"moves{fig}{via} to {node_name(d['to'])} ({steps} step{'s' if steps != 1 else ''}) {_cost(d['cost'])}"
-    if kind == "post":
-        if d.get("city") is None:
-            return "places no extra trading post"
-        return f"places its extra trading post in {node_name(d['city'])}"
-    if kind == "relocate":
-        return f"moves its trading post from {node_name(d['from'])} to {node_name(d['to'])}"
-    if kind == "oasis":
-        return f"takes {bundle_words({'coins': d['coins'], 'camels': d['camels']})} for its oases (and {MONGKE_OASIS_VP} VP each)"
-    if kind in ("contracts", "contract"):
-        if aid == "done":
-            return "takes no more contracts"
-        if aid == "decline":
-            if "contract" in d and d.get("keep") is False:
-                return f"sends contract {d['contract']} back under the pile"
-            return "declines the contract"
-        if aid.startswith("discard:"):
-            new = f" to keep {d['contract']}" if "contract" in d else ""
-            return f"discards contract {d['discard']}{new}"
-        return f"takes contract {contract_words(d['contract'])} from {node_name(d['city'])}"
-    if kind == "card":
-        if aid.startswith("times:"):
-            data = CITY_CARDS[str(d["card"])]
-            k = int(d["times"])
-            return f"pays {bundle_words(data['cost'])} {k} time{'s' if k != 1 else ''} for {bundle_words(data['gain'])} each"
-        if aid.startswith("ex:"):
-            k = int(d["times"])
-            return f"gives {bundle_words(d['give'])} for {bundle_words(d['get'])}, {k} time{'s' if k != 1 else ''}"
-        if aid.startswith("city:"):
-            return f"takes the bonus of {_and([node_name(c) for c in d['cities']])} again"
-    if kind == "caravan":
-        if aid.startswith("load:"):
-            return f"loads its caravan with {_goods(d['goods'])}"
-        if aid == "stop":
-            return "stops its caravans"
-        if aid.startswith("cstep:"):
-            return f"moves caravan {int(d['caravan']) + 1} to {node_name(d['to'])}"
-        if aid.startswith(("double:", "upgrade:", "sell:")):
-            good = str(d["good"])
-            if d["use"] == "double":
-                return f"doubles its caravan's {good}"
-            if d["use"] == "upgrade":
-                return f"upgrades its caravan's {good} to {UPGRADE[good]}"
-            return f"sells its caravan's {good} for {d.get('vp', CARAVAN_SELL_VP[good])} VP"
-        if aid.startswith("return:"):
-            return f"returns {tile_words(d['tile'])}"
-    return aid.replace("_", " ").replace(":", " ")
+    if aid.startswith("city:"):
+        return f"takes the bonus of {_and([node_name(c) for c in d['cities']])} again"
+    return None
+
+
+def _caravan_words(state: Mp2State, seat: int, action: Action) -> str | None:
+    d, aid = action.details, action.id
+    if aid.startswith("load:"):
+        return f"loads its caravan with {_goods(d['goods'])}"
+    if aid == "stop":
+        return "stops its caravans"
+    if aid.startswith("cstep:"):
+        return f"moves caravan {int(d['caravan']) + 1} to {node_name(d['to'])}"
+    if aid.startswith(("double:", "upgrade:", "sell:")):
+        good = str(d["good"])
+        if d["use"] == "double":
+            return f"doubles its caravan's {good}"
+        if d["use"] == "upgrade":
+            return f"upgrades its caravan's {good} to {UPGRADE[good]}"
+        return f"sells its caravan's {good} for {d.get('vp', CARAVAN_SELL_VP[good])} VP"
+    if aid.startswith("return:"):
+        return f"returns {tile_words(d['tile'])}"
+    return None
+
+
+def _bundle_taken(what: str) -> Words:
+    def words(state: Mp2State, seat: int, action: Action) -> str:
+        d = action.details
+        return what.format(bundle_words({"coins": d["coins"], "camels": d["camels"]}))
+
+    return words
+
+
+_BY_KIND: dict[str, Words] = {
+    "end": lambda state, seat, action: "ends its turn",
+    "bonus": _bonus_words,
+    "place": _place_words,
+    "character": lambda state, seat, action: f"chooses {character_name(action.details['character'])}",
+    "goal": lambda state, seat, action: "keeps one of its goal cards",
+    "figures": lambda state, seat, action: (
+        "takes the spare figures of " + _and([COLOURS[int(c)] for c in action.details["colours"]])
+    ),
+    "compensation": _bundle_taken("takes its compensation as {}"),
+    "isabella": _isabella_words,
+    "double": _double_words,
+    "city_bonus": lambda state, seat, action: f"copies {marker_words(action.details['marker'])}",
+    "good": lambda state, seat, action: f"takes 1 {action.details['good']}",
+    "goods": lambda state, seat, action: (
+        f"takes 1 {action.details['goods'][0]} and 1 {action.details['goods'][1]}"
+    ),
+    "offer": _offer_words,
+    "seal": _seal_words,
+    "move": _move_words,
+    "post": _post_words,
+    "relocate": lambda state, seat, action: (
+        f"moves its trading post from {node_name(action.details['from'])} to {node_name(action.details['to'])}"
+    ),
+    "oasis": _bundle_taken(f"takes {{}} for its oases (and {MONGKE_OASIS_VP} VP each)"),
+    "contracts": _contract_words,
+    "contract": _contract_words,
+    "card": _card_words,
+    "caravan": _caravan_words,
+}
+
+
+def _action_words(state: Mp2State, seat: int, action: Action) -> str:
+    """The words for an action, by its kind (the id itself where a kind has none for it)."""
+    words = _BY_KIND.get(action.kind)
+    text = words(state, seat, action) if words is not None else None
+    return text if text is not None else action.id.replace("_", " ").replace(":", " ")
 
 
 def describe_action(state: Mp2State, seat: int, action_id: str) -> str:
