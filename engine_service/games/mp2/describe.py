@@ -702,6 +702,41 @@ def board() -> JsonDict:
     """Everything static a replay viewer draws: the map (nodes with their 0-100 positions, routes with
     costs and sea seals), the action spaces, books and offer tiles, seals, special cities, bonus markers,
     outposts, city cards, contracts, goals, characters, route tiles and the shield track, each with its words."""
+    return {"game_id": "mp2-v1", "map": _map_board(), **_action_board(), **_card_board(), **_table_board()}
+
+
+def _map_board() -> JsonDict:
+    return {
+        "nodes": [
+            {
+                "id": node_id,
+                "name": data["name"],
+                "kind": data["kind"],
+                "shield": data["shield"],
+                "holds": list(data["holds"]),
+                "xy": list(data["xy"]),
+            }
+            for node_id, data in NODES.items()
+        ],
+        "routes": [
+            {
+                "id": r["id"],
+                "a": r["a"],
+                "b": r["b"],
+                "cost": dict(r["cost"]),
+                "seal": r["sea_seal"],
+                "text": (
+                    f"{node_name(r['a'])} - {node_name(r['b'])}: {_cost(r['cost'])}"
+                    + (f", needs the {SEAL_TITLES[r['sea_seal']]}" if r["sea_seal"] else "")
+                ),
+            }
+            for r in ROUTES_DATA
+        ],
+    }
+
+
+def _spaces() -> list[JsonDict]:
+    """The blue action spaces in board order, Khan's Favor among them."""
     spaces = []
     for name, space in BLUE.items():
         spaces.append(
@@ -723,36 +758,13 @@ def board() -> JsonDict:
             "gain": "4 coins + 2 camels",
         },
     )
+    return spaces
+
+
+def _action_board() -> JsonDict:
+    """The action spaces, books and offer tiles, seals and special cities."""
     return {
-        "game_id": "mp2-v1",
-        "map": {
-            "nodes": [
-                {
-                    "id": node_id,
-                    "name": data["name"],
-                    "kind": data["kind"],
-                    "shield": data["shield"],
-                    "holds": list(data["holds"]),
-                    "xy": list(data["xy"]),
-                }
-                for node_id, data in NODES.items()
-            ],
-            "routes": [
-                {
-                    "id": r["id"],
-                    "a": r["a"],
-                    "b": r["b"],
-                    "cost": dict(r["cost"]),
-                    "seal": r["sea_seal"],
-                    "text": (
-                        f"{node_name(r['a'])} - {node_name(r['b'])}: {_cost(r['cost'])}"
-                        + (f", needs the {SEAL_TITLES[r['sea_seal']]}" if r["sea_seal"] else "")
-                    ),
-                }
-                for r in ROUTES_DATA
-            ],
-        },
-        "spaces": spaces,
+        "spaces": _spaces(),
         "special_spaces": [{"id": s, "city": s.split("-")[0], "name": space_name(s)} for s in SPECIAL_SPACES],
         "card_slots": [
             {"id": f"card-{slot}", "slot": slot, "name": space_name(f"card-{slot}")} for slot in CARD_SLOTS
@@ -789,6 +801,12 @@ def board() -> JsonDict:
             }
             for city, data in SPECIAL_CITIES.items()
         },
+    }
+
+
+def _card_board() -> JsonDict:
+    """Bonus markers, outposts, the cities of each feature, city cards, contracts, goals, characters."""
+    return {
         "markers": {m: bundle_words(r) for m, r in MARKERS.items()},
         "marker_cities": list(MARKER_CITIES),
         "outposts": {o: bundle_words(r) for o, r in OUTPOSTS.items()},
@@ -819,6 +837,12 @@ def board() -> JsonDict:
             k: {"name": c["name"], "text": c["text"], "caravans": c["caravans"]}
             for k, c in CHARACTERS.items()
         },
+    }
+
+
+def _table_board() -> JsonDict:
+    """Route tiles, the caravans' and shields' points, milestones, colours, rounds and Isabella's faces."""
+    return {
         "route_tiles": {t: list(s) for t, s in ROUTE_TILES.items()},
         "caravan_sell_vp": dict(CARAVAN_SELL_VP),
         "caravan_final_vp": dict(CARAVAN_FINAL_VP),

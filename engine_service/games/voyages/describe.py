@@ -555,38 +555,7 @@ def board() -> JsonDict:
         "beijing": NODE_BY_SLUG["beijing"],
         "beijing_vp": list(BEIJING_VP),
         "card_slots": [{"slot": slot, "city": city, "name": SLOT_NAMES[slot]} for slot, city in CARD_SLOTS],
-        "spaces": [
-            {"id": "coins5", "name": "5 coins", "dice": 1, "text": "take 5 coins"},
-            *(
-                {
-                    "id": name,
-                    "name": name.capitalize(),
-                    "dice": int(space["dice"]),
-                    "text": f"bazaar: {amount('dice', int(space['dice']))}, the reward of a column up to the lowest die",
-                    "columns": [bundle(c) for c in space["columns"]],
-                }
-                for name, space in BAZAAR.items()
-            ),
-            {
-                "id": "khan",
-                "name": "Khan's Favor",
-                "dice": 1,
-                "slots": 4,
-                "text": "2 camels and a good of your choice; each die at least the previous one, no fee",
-            },
-            {
-                "id": "contracts",
-                "name": "Contracts",
-                "dice": 1,
-                "text": "take up to 2 contracts from spaces up to the die; space 5: +1 coin or camel, 6: +2",
-            },
-            {
-                "id": "travel",
-                "name": "Travel",
-                "dice": 2,
-                "text": "move up to the lowest die in steps, paying the travel cost plus route costs",
-            },
-        ],
+        "spaces": _spaces(),
         "contracts": {
             str(cid): {
                 "text": contract_text(cid),
@@ -615,3 +584,39 @@ def board() -> JsonDict:
         "distinct_city_vp": list(DISTINCT_CITY_VP),
         "characters": {key: {"name": c["name"], "text": c["text"]} for key, c in CHARACTERS.items()},
     }
+
+
+def _spaces() -> list[JsonDict]:
+    """The main actions' spaces, with the words for what each gives."""
+    return [
+        {"id": "coins5", "name": "5 coins", "dice": 1, "text": "take 5 coins"},
+        *(
+            {
+                "id": name,
+                "name": name.capitalize(),
+                "dice": int(space["dice"]),
+                "text": f"bazaar: {amount('dice', int(space['dice']))}, the reward of a column up to the lowest die",
+                "columns": [bundle(c) for c in space["columns"]],
+            }
+            for name, space in BAZAAR.items()
+        ),
+        {
+            "id": "khan",
+            "name": "Khan's Favor",
+            "dice": 1,
+            "slots": 4,
+            "text": "2 camels and a good of your choice; each die at least the previous one, no fee",
+        },
+        {
+            "id": "contracts",
+            "name": "Contracts",
+            "dice": 1,
+            "text": "take up to 2 contracts from spaces up to the die; space 5: +1 coin or camel, 6: +2",
+        },
+        {
+            "id": "travel",
+            "name": "Travel",
+            "dice": 2,
+            "text": "move up to the lowest die in steps, paying the travel cost plus route costs",
+        },
+    ]
