@@ -84,6 +84,12 @@ Choices beyond the reference (documented deviations):
 Hidden information: goal cards (a seat sees only its own three and the one it kept), the order of the
 contract pile's unseen top (discards return to its public bottom), the city-card deck, and each offer-tile
 pile below its visible next tile together with its boxed tile.
+
+Code map: `rules.py` the state (`Mp2State`, a `common.family.FamilyState`): setup, rounds, the turn menu,
+dice placement, movement, rewards and arrivals; `effects.py` one handler per effect kind (its payload
+`TypedDict`, the actions it offers, how it resolves), registered in `EFFECTS` (the kinds both family games
+share are in `common.family_effects`); `tables.py` the data; `scoring.py` final scoring; `heuristic.py` the
+bots' evaluation; `describe.py` the words and the drawn board; this module the spec and the text frame.
 """
 
 from __future__ import annotations
