@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -123,6 +123,8 @@ class GameState(ABC):
     _ITEMS: ClassVar[tuple[str, ...]] = ()
     _DEEP: ClassVar[tuple[str, ...]] = ()
     _NESTED: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+    _DEFAULTS: ClassVar[dict[str, Any]] = {}
+    _MADE: ClassVar[tuple[tuple[str, Callable[[Any], Any]], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -140,6 +142,8 @@ class GameState(ABC):
         cls._ITEMS = layout.copied(Copy.ITEMS)
         cls._DEEP = layout.copied(Copy.DEEP)
         cls._NESTED = layout.nested
+        cls._DEFAULTS = layout.defaults
+        cls._MADE = layout.made
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         self.num_players = num_players
@@ -148,8 +152,9 @@ class GameState(ABC):
         self.step = 0
         self.revision = self.spec.revision  # the rules revision this game is played under
         self._legal_cache: tuple[int, int, list[Action]] | None = None
-        for declared in self._STATE_FIELDS:
-            setattr(self, declared.name, declared.initial(self))
+        self.__dict__.update(self._DEFAULTS)
+        for name, make in self._MADE:
+            setattr(self, name, make(self))
 
     # --- decisions -------------------------------------------------------------------------------------
     @abstractmethod

@@ -51,7 +51,8 @@ class StateField:
     """One declared field: its name (given by the class), copy semantics, start value and visibility."""
 
     copy: Copy
-    initial: Callable[[Any], Any]  # the value of a new game, from the state (its num_players and options)
+    initial: Callable[[Any], Any] | None  # a new game's value, from the state (None: `default`, shared)
+    default: Any = None  # an immutable start value
     private: bool = False  # some seat may not see it (or not all of it): sampled states redraw it
     per_seat: bool = False  # one entry per seat, checked when a payload is loaded
     inner: tuple[str, ...] = ()  # a SHALLOW dict's keys whose values are copied one level too
@@ -94,8 +95,8 @@ def state_field(
     elif initial is not None:
         start = initial
     else:
-        start = lambda state: default  # noqa: E731
-    return StateField(copy, start, private, per_seat, tuple(inner))
+        return StateField(copy, None, default, private, per_seat, tuple(inner))
+    return StateField(copy, start, None, private, per_seat, tuple(inner))
 
 
 def collect(namespace: Mapping[str, Any]) -> tuple[StateField, ...]:
@@ -120,6 +121,16 @@ class Layout:
     @property
     def per_seat(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields if f.per_seat)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """The fields that start at an immutable default, and their defaults."""
+        return {f.name: f.default for f in self.fields if f.initial is None}
+
+    @property
+    def made(self) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+        """The fields whose start value is made for each new state, and what makes it."""
+        return tuple((f.name, f.initial) for f in self.fields if f.initial is not None)
 
     def copied(self, copy: Copy) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields if f.copy is copy and not f.inner)
