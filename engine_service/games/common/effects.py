@@ -34,6 +34,11 @@ class Phase(StrEnum):
     OVER = "over"
 
 
+# The members bound once: looking a member up on its enum class is ten times slower than a name, and the
+# decision loop compares the phase several times per decision.
+SETUP, PLAY, OVER = Phase.SETUP, Phase.PLAY, Phase.OVER
+
+
 class EffectBase(TypedDict):
     """The keys of every effect: its kind and the seat that decides (or gains)."""
 
@@ -94,7 +99,7 @@ class EffectStackState(GameState):
     pending: list[Effect]
 
     def current_seats(self) -> list[int]:
-        if self.phase == Phase.OVER:
+        if self.phase == OVER:
             return []
         if self.pending:
             return [int(self.pending[0]["seat"])]
@@ -111,7 +116,7 @@ class EffectStackState(GameState):
         else:
             self._turn_apply(seat, action)
         self._run()
-        if self.phase != Phase.OVER and self.step + 1 >= self.STEP_CAP:
+        if self.phase != OVER and self.step + 1 >= self.STEP_CAP:
             self._finish("step_cap")
 
     def _push(self, effects: Sequence[Mapping[str, Any]]) -> None:
@@ -128,7 +133,7 @@ class EffectStackState(GameState):
 
     def _run(self) -> None:
         """Resolve automatic effects and forced choices until a real decision (or the end) is reached."""
-        while self.phase != Phase.OVER:
+        while self.phase != OVER:
             if self.pending:
                 effect = self.pending[0]
                 handler = self.EFFECTS[effect["t"]]
@@ -145,7 +150,7 @@ class EffectStackState(GameState):
                     handler.resolve(self, effect, actions[0])
                     continue
                 return
-            if self.phase != Phase.PLAY:
+            if self.phase != PLAY:
                 return
             if self._turn_is_over(self.turn_seat):
                 self._end_turn()

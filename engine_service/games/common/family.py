@@ -19,11 +19,12 @@ from typing import Any, ClassVar
 
 from engine_service.games.base import GameResult, JsonDict
 from engine_service.games.common.effects import (
+    OVER,
+    SETUP,
     Effect,
     EffectBase,
     EffectStackState,
     Handler,
-    Phase,
 )
 from engine_service.games.common.family_effects import (
     Posts,
@@ -111,7 +112,7 @@ class FamilyState(EffectStackState):
         self.black_left = 0
         self.round = 0
         self.turn_seat = 0
-        self.phase: str = Phase.SETUP
+        self.phase: str = SETUP
         self.main_done = False
         self.black_bought = False
         self.pending: list[Effect] = []
@@ -204,7 +205,7 @@ class FamilyState(EffectStackState):
         for seat, parts in enumerate(breakdown):
             self.res[seat]["vp"] += int(parts["total"])
         self.final = breakdown
-        self.phase = Phase.OVER
+        self.phase = OVER
         self.pending = []
         self.end_reason = reason
         self._log({"event": "game_end", "reason": reason})
@@ -267,7 +268,7 @@ class FamilyState(EffectStackState):
 
     # --- end and views ----------------------------------------------------------------------------------
     def is_over(self) -> bool:
-        return self.phase == Phase.OVER
+        return self.phase == OVER
 
     def result(self) -> GameResult:
         if not self.is_over():

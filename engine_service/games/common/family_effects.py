@@ -62,18 +62,23 @@ class RelocateEffect(EffectBase):
 
 def simple(kind: str, seat: int) -> EffectBase:
     """An effect of a kind with no payload beyond its seat (bonus, draft, good, goods2, ...)."""
-    return EffectBase(t=kind, seat=seat)
+    return {"t": kind, "seat": seat}
 
 
 def reward_effect(seat: int, bundle: Mapping[str, Any]) -> RewardEffect:
-    return RewardEffect(t=Reward.kind, seat=seat, r=dict(bundle))
+    return {"t": Reward.kind, "seat": seat, "r": dict(bundle)}
 
 
 def posts_effect(
     seat: int, nodes: list[Any], bonuses: list[EffectBase] | None = None, quiet: bool | None = None
 ) -> PostsEffect:
     """Posts to place in `nodes` (with the bonuses collected so far; `quiet` only where a game has it)."""
-    effect = PostsEffect(t=Posts.kind, seat=seat, nodes=nodes, bonuses=[] if bonuses is None else bonuses)
+    effect: PostsEffect = {
+        "t": Posts.kind,
+        "seat": seat,
+        "nodes": nodes,
+        "bonuses": [] if bonuses is None else bonuses,
+    }
     if quiet is not None:
         effect["quiet"] = quiet
     return effect

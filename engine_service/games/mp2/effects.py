@@ -127,24 +127,24 @@ class MarkerEffect(EffectBase):
 
 
 def marker_effect(seat: int, marker: str) -> MarkerEffect:
-    return MarkerEffect(t=Marker.kind, seat=seat, marker=marker)
+    return {"t": Marker.kind, "seat": seat, "marker": marker}
 
 
 def move_effect(
     seat: int, mode: str, steps: int, per_step: Mapping[str, int], *, optional: bool
 ) -> MoveEffect:
-    return MoveEffect(
-        t=Move.kind,
-        seat=seat,
-        mode=mode,
-        left=steps,
-        taken=0,
-        per=dict(per_step),
-        optional=optional,
-        moved=[],
-        entered=[],
-        oases=[],
-    )
+    return {
+        "t": Move.kind,
+        "seat": seat,
+        "mode": mode,
+        "left": steps,
+        "taken": 0,
+        "per": dict(per_step),
+        "optional": optional,
+        "moved": [],
+        "entered": [],
+        "oases": [],
+    }
 
 
 # --- the turn's second level -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 from engine_service.games.base import Action, JsonDict
 from engine_service.games.common import cardrow, dice
-from engine_service.games.common.effects import EffectBase, Phase
+from engine_service.games.common.effects import PLAY, EffectBase
 from engine_service.games.common.family import FamilyRules, FamilyState
 from engine_service.games.common.family_effects import (
     GOOD_PAIRS,
@@ -386,7 +386,7 @@ class Mp2State(FamilyState):
                 effects.append(CountEffect(t=COMP.kind, seat=seat, n=15 - total))
             if self.chars[seat] == "isabella":
                 effects.append(simple(Isabella.kind, seat))
-        self.phase = Phase.PLAY
+        self.phase = PLAY
         self.turn_seat = self.first_player
         self._begin_turn()
         self._push(effects)
@@ -555,9 +555,11 @@ class Mp2State(FamilyState):
             self._end_turn()
         elif aid in ("bag", "reroll", "adjust"):
             as_action = aid == "bag" and bool(details["as_action"])
-            self._push([DieBonusEffect(t=DieBonus.kind, seat=seat, bonus=aid, as_action=as_action)])
+            bonus: DieBonusEffect = {"t": DieBonus.kind, "seat": seat, "bonus": aid, "as_action": as_action}
+            self._push([bonus])
         elif aid.count(":") == 1 and aid.startswith("place:"):
-            self._push([DicePickEffect(t=DicePick.kind, seat=seat, space=str(details["space"]))])
+            pick: DicePickEffect = {"t": DicePick.kind, "seat": seat, "space": str(details["space"])}
+            self._push([pick])
         elif aid == "black":
             self._pay(seat, {"camels": BLACK_DIE_CAMELS})
             self.black_bought = True

@@ -109,7 +109,7 @@ class CityBonusEffect(EffectBase):
 
 
 def move_effect(seat: int, steps: int, per_step: Mapping[str, int], *, skip: bool) -> MoveEffect:
-    return MoveEffect(t=Move.kind, seat=seat, max=steps, per_step=dict(per_step), skip=skip)
+    return {"t": Move.kind, "seat": seat, "max": steps, "per_step": dict(per_step), "skip": skip}
 
 
 # --- the turn's second level -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 
 from engine_service.games.base import Action, JsonDict
 from engine_service.games.common import cardrow, dice
-from engine_service.games.common.effects import EffectBase, Phase
+from engine_service.games.common.effects import PLAY, EffectBase
 from engine_service.games.common.family import FamilyRules, FamilyState
 from engine_service.games.common.family_effects import (
     CountEffect,
@@ -263,7 +263,7 @@ class VoyagesState(FamilyState):
                 effects.append(reward_effect(seat, {"camels": 1}))
             elif char == "johannes":
                 effects.append(reward_effect(seat, {"coins": 3}))
-        self.phase = Phase.PLAY
+        self.phase = PLAY
         self.turn_seat = self.start_player
         self._begin_turn()
         self._push(effects)
@@ -359,7 +359,8 @@ class VoyagesState(FamilyState):
         elif aid.startswith("complete:"):
             self._complete(seat, int(action.details["contract"]))
         elif aid.startswith("place:"):
-            self._push([DiceEffect(t=Dice.kind, seat=seat, space=str(action.details["space"]))])
+            dice_pick: DiceEffect = {"t": Dice.kind, "seat": seat, "space": str(action.details["space"])}
+            self._push([dice_pick])
         else:  # pragma: no cover - the menu only makes the ids above
             raise AssertionError(aid)
 
