@@ -11,7 +11,7 @@ happens without asking when no decision is needed. It must not drive the turn: `
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Literal, TypedDict, TypeVar, cast
 
 from engine_service.games.base import Action, JsonDict
 from engine_service.games.dragonda.board import BOARD, GOODS, LAND_MEANS, card_slug, cargo_total
@@ -19,11 +19,9 @@ from engine_service.games.dragonda.board import BOARD, GOODS, LAND_MEANS, card_s
 if TYPE_CHECKING:
     from engine_service.games.dragonda.rules import DragondaState
 
-DEFENCE = "defence"
-DROP = "drop"
-ACCEPT_ATTACK = Action(
-    "accept:attack", "defence", {}
-)  # the defence's first action, as the resolution reads it
+DEFENCE: Final = "defence"  # the kind of the frame, and of the actions it offers
+DROP: Final = "drop"
+ACCEPT_ATTACK = Action("accept:attack", DEFENCE, {})  # the defence's first action, as the resolution reads it
 
 
 class DefenceFrame(TypedDict):
@@ -71,19 +69,17 @@ class Defence(PendingKind[DefenceFrame]):
     @staticmethod
     def frame(seat: int, attacker: int, card: str) -> JsonDict:
         """The frame to push, as stored."""
-        frame: DefenceFrame = {"kind": "defence", "seat": seat, "attacker": attacker, "card": card}
+        frame: DefenceFrame = {"kind": DEFENCE, "seat": seat, "attacker": attacker, "card": card}
         return cast(JsonDict, frame)
 
     def actions(self, state: DragondaState, frame: DefenceFrame) -> list[Action]:
         seat = int(frame["seat"])
         attack = BOARD.card_name[frame["card"]]
-        actions = [Action("accept:attack", "defence", {"attack": attack, "attacker": frame["attacker"]})]
+        actions = [Action("accept:attack", DEFENCE, {"attack": attack, "attacker": frame["attacker"]})]
         held = {BOARD.card_name[c] for c in state.hands[seat]}
         for name in BOARD.cancels[attack]:
             if name in held:
-                actions.append(
-                    Action(f"defend:{card_slug(name)}", "defence", {"attack": attack, "card": name})
-                )
+                actions.append(Action(f"defend:{card_slug(name)}", DEFENCE, {"attack": attack, "card": name}))
         return actions
 
     def resolve(self, state: DragondaState, frame: DefenceFrame, action: Action) -> None:
@@ -139,14 +135,14 @@ class Drop(PendingKind[DropFrame]):
     @staticmethod
     def frame(seat: int, count: int, reason: str) -> JsonDict:
         """The frame to push, as stored."""
-        frame: DropFrame = {"kind": "drop", "seat": seat, "count": count, "reason": reason}
+        frame: DropFrame = {"kind": DROP, "seat": seat, "count": count, "reason": reason}
         return cast(JsonDict, frame)
 
     def actions(self, state: DragondaState, frame: DropFrame) -> list[Action]:
         cargo = state.cargo[int(frame["seat"])]
         left, why = int(frame["count"]), frame["reason"]
         return [
-            Action(f"drop:{g}", "drop", {"good": g, "left": left, "why": why}) for g in GOODS if cargo[g] > 0
+            Action(f"drop:{g}", DROP, {"good": g, "left": left, "why": why}) for g in GOODS if cargo[g] > 0
         ]
 
     def resolve(self, state: DragondaState, frame: DropFrame, action: Action) -> None:
