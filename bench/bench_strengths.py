@@ -11,8 +11,10 @@ mean milliseconds per decision of each level (process CPU time, decisions with a
 
 Run: `python -m bench strengths` (CARAVANSERAI_BENCH_STRENGTHS_SEEDS, default 40, seeds per series, so twice
 as many games; CARAVANSERAI_BENCH_STRENGTHS_GAMES, comma-separated variant keys such as `mp2-v1+caravans`,
-runs some of the games only and keeps the others' figures in the results; games are played on two
-processes). Results: bench/results/strengths.json.
+and CARAVANSERAI_BENCH_STRENGTHS_SERIES, comma-separated pairs such as `search/greedy`, run some of them
+only and keep the other figures in the results; games are played on two processes). Results:
+bench/results/strengths.json: per game its series, which neighbouring pairs are ordered (null: not
+measured), the levels shown in order from the weakest, and each search level's share against greedy.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 from bench.common import RESULTS, mean_interval, print_table, rotations, wilson, write_results
 from engine_service.games import make
 from engine_service.policies import LEVELS, make_policy
+from engine_service.policies.levels import SEARCH_LEVELS, level_settings
 
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "expedition-v1": ("expedition-v1", {}),
@@ -115,22 +118,34 @@ def series_figures(games: Sequence[Mapping[str, Any]], pair: tuple[str, str]) ->
     }
 
 
-def run_variant(pool: ProcessPoolExecutor, variant: str, seeds: int) -> dict[str, Any]:
-    figures: dict[str, Any] = {}
-    for pair in PAIRS:
-        started = time.perf_counter()
-        games = list(pool.map(play, series_tasks(variant, pair, seeds)))
-        figures[f"{pair[0]} vs {pair[1]}"] = series_figures(games, pair)
-        print(f"  {variant} {pair[0]} vs {pair[1]}: {len(games)} games, "
-              f"{time.perf_counter() - started:.0f}s", flush=True)  # fmt: skip
-    ladder = [f"{a} vs {b}" for a, b in PAIRS[:3]]
-    strongest = figures[f"{LEVELS[-1]} vs greedy"]
-    return {
-        "series": figures,
-        "ordered": all(figures[key]["ordered"] for key in ladder),
-        "strongest_vs_greedy_decided_share": strongest["decided_share"],
-        "bar_met": strongest["decided_share"] >= BAR,
-    }
+def run_series(pool: ProcessPoolExecutor, variant: str, pair: tuple[str, str], seeds: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    figures = series_figures(list(pool.map(play, series_tasks(variant, pair, seeds))), pair)
+    strong, weak = figures[pair[0]], figures[pair[1]]
+    print(f"  {variant} {pair[0]} vs {pair[1]}: {strong['games']} games, {time.perf_counter() - started:.0f}s; "
+          f"win share {strong['win_share']:.2f} {interval(strong['win_ci95'])} / {weak['win_share']:.2f}, "
+          f"ordered: {figures['ordered']}", flush=True)  # fmt: skip
+    game_id = VARIANTS[variant][0]
+    settings = {level: dict(level_settings(level, game_id)) for level in pair if level in SEARCH_LEVELS}
+    return {"seeds": seeds, "settings": settings, **figures}
+
+
+def summary(series: Mapping[str, Any]) -> dict[str, Any]:
+    """Which neighbouring pairs are ordered (None: not measured), the levels shown in order from the
+    weakest, and each search level's share of the games it or greedy won, against the bar."""
+    neighbours = {f"{LEVELS[i + 1]} vs {LEVELS[i]}": None for i in range(len(LEVELS) - 1)}
+    ordered = {key: series[key]["ordered"] if key in series else None for key in neighbours}
+    shown = [LEVELS[0]]
+    for key, ok in ordered.items():
+        if not ok:
+            break
+        shown.append(key.split(" vs ")[0])
+    against_greedy = {
+        level: {"decided_share": series[f"{level} vs greedy"]["decided_share"],
+                "bar_met": series[f"{level} vs greedy"]["decided_share"] >= BAR}
+        for level in LEVELS[2:] if f"{level} vs greedy" in series
+    }  # fmt: skip
+    return {"ordered": ordered, "shown_in_order": shown, "against_greedy": against_greedy}
 
 
 def interval(low_high: Sequence[float], digits: int = 2) -> str:
@@ -161,26 +176,40 @@ HEADERS = ["game", "series (stronger vs weaker)", "games", "win share [95%] stro
 
 def main() -> int:
     seeds = int(os.environ.get("CARAVANSERAI_BENCH_STRENGTHS_SEEDS", "40"))
-    wanted = os.environ.get("CARAVANSERAI_BENCH_STRENGTHS_GAMES", "")
-    variants = [v.strip() for v in wanted.split(",") if v.strip()] or list(VARIANTS)
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown:
-        raise SystemExit(f"unknown game variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    variants = _chosen("CARAVANSERAI_BENCH_STRENGTHS_GAMES", list(VARIANTS))
+    chosen = _chosen("CARAVANSERAI_BENCH_STRENGTHS_SERIES", [f"{a}/{b}" for a, b in PAIRS])
+    pairs = [(p.partition("/")[0], p.partition("/")[2]) for p in chosen]
     print(f"{seeds} seeds x 2 seat orders per series, 2 players; levels {' < '.join(LEVELS)}")
     path = RESULTS / "strengths.json"
     results: dict[str, Any] = json.loads(path.read_text())["variants"] if path.exists() else {}
     with ProcessPoolExecutor(max_workers=WORKERS) as pool:
-        for variant in variants:
-            results[variant] = {"seeds": seeds, **run_variant(pool, variant, seeds)}
-    results = {v: results[v] for v in VARIANTS if v in results}
+        for variant in variants:  # written after each series, so a long run keeps what it measured
+            for strong, weak in pairs:
+                series = results.setdefault(variant, {}).setdefault("series", {})
+                series[f"{strong} vs {weak}"] = run_series(pool, variant, (strong, weak), seeds)
+                results[variant].update(summary(series))
+                results = {v: results[v] for v in VARIANTS if v in results}
+                write_results(
+                    "strengths", {"players": 2, "levels": list(LEVELS), "bar": BAR, "variants": results}
+                )
     print()
     print_table(HEADERS, table_rows(results))
     for variant, report in results.items():
-        print(f"{variant}: levels ordered: {'yes' if report['ordered'] else 'NO'}; {LEVELS[-1]} takes "
-              f"{report['strongest_vs_greedy_decided_share']:.0%} of the games it or greedy won "
-              f"(bar {BAR:.0%}: {'met' if report['bar_met'] else 'NOT met'})")  # fmt: skip
-    write_results("strengths", {"players": 2, "levels": list(LEVELS), "bar": BAR, "variants": results})
+        shares = ", ".join(
+            f"{level} {g['decided_share']:.0%}" for level, g in report["against_greedy"].items()
+        )
+        print(f"{variant}: shown in order: {' < '.join(report['shown_in_order'])}; share of the games won "
+              f"against greedy (bar {BAR:.0%}): {shares or 'not measured'}")  # fmt: skip
     return 0
+
+
+def _chosen(variable: str, known: list[str]) -> list[str]:
+    """The comma-separated choice in `variable` (all of `known` when unset); unknown names are refused."""
+    chosen = [v.strip() for v in os.environ.get(variable, "").split(",") if v.strip()] or known
+    unknown = [v for v in chosen if v not in known]
+    if unknown:
+        raise SystemExit(f"{variable}: unknown {', '.join(unknown)}; known: {', '.join(known)}")
+    return chosen
 
 
 if __name__ == "__main__":

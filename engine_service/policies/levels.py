@@ -27,15 +27,15 @@ SEARCHING_POLICIES: tuple[str, ...] = ("mcts", *SEARCH_LEVELS)
 LEVEL_SETTINGS: Mapping[str, Mapping[str, Mapping[str, Any]]] = {
     "search": {
         "expedition": {"method": "tree", "iterations": 120},
-        "voyages": {"method": "tree", "iterations": 16},
+        "voyages": {"method": "rollout", "iterations": 2, "candidates": 2, "horizon": 8},
         "mp2": {"method": "rollout", "iterations": 2, "candidates": 2, "horizon": 4},
         "dragonda": {"method": "rollout", "iterations": 10, "candidates": 2},
     },
     "search-strong": {
-        "expedition": {"method": "tree", "iterations": 600},
-        "voyages": {"method": "tree", "iterations": 120},
-        "mp2": {"method": "rollout", "iterations": 16},
-        "dragonda": {"method": "rollout", "iterations": 32, "candidates": 2},
+        "expedition": {"method": "tree", "iterations": 360},
+        "voyages": {"method": "rollout", "iterations": 6, "candidates": 3, "horizon": 8},
+        "mp2": {"method": "rollout", "iterations": 8, "candidates": 3, "horizon": 8},
+        "dragonda": {"method": "rollout", "iterations": 24, "candidates": 2},
     },
 }
 
