@@ -12,10 +12,12 @@ no I/O beyond reading the mapping it is given.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+T = TypeVar("T")
 
 
 class EnvError(ValueError):
@@ -49,15 +51,22 @@ def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise EnvError(f"{name} must be one of 1/true/yes/on or 0/false/no/off, not {raw!r}")
 
 
-def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int | None = None) -> int:
-    """A whole number, at least `minimum` when one is given."""
+def _parsed(env: Mapping[str, str], name: str, parse: Callable[[str], T], expected: str) -> T | None:
+    """The variable parsed, None when unset or blank; EnvError saying what was `expected` otherwise."""
     raw = _raw(env, name)
     if raw is None:
-        return default
+        return None
     try:
-        value = int(raw)
+        return parse(raw)
     except ValueError:
-        raise EnvError(f"{name} must be a whole number, not {raw!r}") from None
+        raise EnvError(f"{name} must be {expected}, not {raw!r}") from None
+
+
+def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int | None = None) -> int:
+    """A whole number, at least `minimum` when one is given."""
+    value = _parsed(env, name, int, "a whole number")
+    if value is None:
+        return default
     if minimum is not None and value < minimum:
         raise EnvError(f"{name} must be at least {minimum}, not {value}")
     return value
@@ -67,15 +76,11 @@ def env_float(
     env: Mapping[str, str], name: str, default: float, *, minimum: float | None = None, positive: bool = False
 ) -> float:
     """A finite number, at least `minimum` when one is given, above zero with `positive`."""
-    raw = _raw(env, name)
-    if raw is None:
+    value = _parsed(env, name, float, "a number")
+    if value is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise EnvError(f"{name} must be a number, not {raw!r}") from None
     if not math.isfinite(value):
-        raise EnvError(f"{name} must be a finite number, not {raw!r}")
+        raise EnvError(f"{name} must be a finite number, not {env[name].strip()!r}")
     if minimum is not None and value < minimum:
         raise EnvError(f"{name} must be at least {minimum:g}, not {value:g}")
     if positive and value <= 0:
