@@ -93,10 +93,20 @@ def choice_kinds(effects: Mapping[str, Handler]) -> frozenset[str]:
 
 class EffectStackState(GameState):
     EFFECTS: ClassVar[Mapping[str, Handler]]
+    # EFFECTS split by what a kind does, once per class (the loop then needs no type test per effect)
+    CHOICES: ClassVar[dict[str, ChoiceEffect[Any, Any]]]
+    AUTOS: ClassVar[dict[str, AutoEffect[Any, Any]]]
     STEP_CAP: int
     phase: str  # a Phase
     turn_seat: int
     pending: list[Effect]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        effects = getattr(cls, "EFFECTS", None)
+        if effects is not None:
+            cls.CHOICES = {k: h for k, h in effects.items() if isinstance(h, ChoiceEffect)}
+            cls.AUTOS = {k: h for k, h in effects.items() if isinstance(h, AutoEffect)}
 
     def current_seats(self) -> list[int]:
         if self.phase == OVER:
@@ -112,7 +122,8 @@ class EffectStackState(GameState):
 
     def _apply(self, seat: int, action: Action) -> None:
         if self.pending:
-            self._choice(self.pending[0]).resolve(self, self.pending[0], action)
+            effect = self.pending[0]
+            self.CHOICES[effect["t"]].resolve(self, effect, action)
         else:
             self._turn_apply(seat, action)
         self._run()
@@ -123,23 +134,18 @@ class EffectStackState(GameState):
         """Put effects on top of the stack, the first of them to resolve first."""
         self.pending[0:0] = cast(list[Effect], list(effects))
 
-    def _choice(self, effect: Effect) -> ChoiceEffect[Any, Any]:
-        handler = self.EFFECTS[effect["t"]]
-        assert isinstance(handler, ChoiceEffect)
-        return handler
-
     def _effect_actions(self, effect: Effect) -> list[Action]:
-        return self._choice(effect).actions(self, effect)
+        return self.CHOICES[effect["t"]].actions(self, effect)
 
     def _run(self) -> None:
         """Resolve automatic effects and forced choices until a real decision (or the end) is reached."""
         while self.phase != OVER:
             if self.pending:
                 effect = self.pending[0]
-                handler = self.EFFECTS[effect["t"]]
-                if isinstance(handler, AutoEffect):
+                handler = self.CHOICES.get(effect["t"])
+                if handler is None:
                     self.pending.pop(0)
-                    handler.run(self, effect)
+                    self.AUTOS[effect["t"]].run(self, effect)
                     continue
                 actions = handler.actions(self, effect)
                 if not actions:

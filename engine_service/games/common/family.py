@@ -95,9 +95,9 @@ class FamilyState(EffectStackState):
     posts_this_turn: list[Any]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
         cls.EFFECTS = cls.FAMILY.effects
         cls.STEP_CAP = cls.FAMILY.step_cap
+        super().__init_subclass__(**kwargs)
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)

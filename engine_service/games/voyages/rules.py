@@ -17,7 +17,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine_service.games.base import Action, JsonDict
-from engine_service.games.common import cardrow, dice
+from engine_service.games.common import cardrow
+from engine_service.games.common.dice import (
+    COLOUR,
+    SpaceDef,
+    colour_used,
+    distinct_groups,
+    kind_of,
+    placement_fee,
+    remove_tokens,
+    roll,
+    value_of,
+)
 from engine_service.games.common.effects import PLAY, EffectBase
 from engine_service.games.common.family import FamilyRules, FamilyState
 from engine_service.games.common.family_effects import (
@@ -100,17 +111,17 @@ RESOURCES = ("coins", "camels", "pepper", "silk", "gold", "vp")
 PRIVATE_FIELDS = ("goals", "goal_offers", "round_piles", "special")
 MILESTONES = {8: 5, 9: 10, 11: 10}  # posts placed -> points
 
-SPACES: dict[str, dice.SpaceDef] = {
-    "coins5": dice.SpaceDef("coins5", 1),
-    "camels": dice.SpaceDef("camels", 1),
-    "pepper": dice.SpaceDef("pepper", 1),
-    "silk": dice.SpaceDef("silk", 2),
-    "gold": dice.SpaceDef("gold", 3),
-    "contracts": dice.SpaceDef("contracts", 1),
-    "travel": dice.SpaceDef("travel", 2),
+SPACES: dict[str, SpaceDef] = {
+    "coins5": SpaceDef("coins5", 1),
+    "camels": SpaceDef("camels", 1),
+    "pepper": SpaceDef("pepper", 1),
+    "silk": SpaceDef("silk", 2),
+    "gold": SpaceDef("gold", 3),
+    "contracts": SpaceDef("contracts", 1),
+    "travel": SpaceDef("travel", 2),
 }
-KHAN = dice.SpaceDef("khan", 1, shared=True, fee=False)
-CARD_SPACE = dice.SpaceDef("card", 1, shared=False)
+KHAN = SpaceDef("khan", 1, shared=True, fee=False)
+CARD_SPACE = SpaceDef("card", 1, shared=False)
 SLOT_INDEX = {slot: i for i, (slot, _city) in enumerate(CARD_SLOTS)}
 MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts", "travel")
 
@@ -243,15 +254,15 @@ class VoyagesState(FamilyState):
             if self.chars[seat] == "raschid":
                 self.dice[seat] = ["c0"] * COLOUR_DICE
             else:
-                self.dice[seat] = [dice.roll(self.rng, dice.COLOUR) for _ in range(COLOUR_DICE)]
+                self.dice[seat] = [roll(self.rng, COLOUR) for _ in range(COLOUR_DICE)]
             if self.chars[seat] == "matteo":
-                self.dice[seat].append(dice.roll(self.rng, "w"))
+                self.dice[seat].append(roll(self.rng, "w"))
             self.dice[seat].sort()
         self._log({"event": "round", "start_player": self.start_player, "dice": [list(d) for d in self.dice]})
         effects: list[EffectBase] = []
         for seat in self._order_from(self.start_player):
             if self.chars[seat] != "raschid":
-                total = sum(dice.value_of(t) for t in self.dice[seat])
+                total = sum(value_of(t) for t in self.dice[seat])
                 if total < 15:
                     effects.append(CountEffect(t=COMP.kind, seat=seat, n=15 - total))
             for node in self.small_cities_of(seat):
@@ -333,7 +344,7 @@ class VoyagesState(FamilyState):
         """Second level of bag / reroll / adjust: which die (and for adjust, which way)."""
         actions = []
         for tok in sorted(set(self.dice[seat])):
-            value = dice.value_of(tok)
+            value = value_of(tok)
             if bonus == "bag":
                 actions.append(Action(f"bag:{tok}", "bonus", {"bonus": "bag", "die": tok}))
             elif value == 0:
@@ -369,20 +380,18 @@ class VoyagesState(FamilyState):
         tok = str(action.details["die"])
         bonus = action.details["bonus"]
         if bonus == "bag":
-            dice.remove_tokens(self.dice[seat], [tok])
+            remove_tokens(self.dice[seat], [tok])
             gain(res, {"coins": 3})
             self._log({"event": "bag", "seat": seat, "die": tok})
         elif bonus == "reroll":
             pay(res, {"camels": 1})
-            self._replace_die(seat, tok, dice.roll(self.rng, dice.kind_of(tok)))
+            self._replace_die(seat, tok, roll(self.rng, kind_of(tok)))
         else:
             pay(res, {"camels": 2})
-            self._replace_die(
-                seat, tok, f"{dice.kind_of(tok)}{dice.value_of(tok) + int(action.details['by'])}"
-            )
+            self._replace_die(seat, tok, f"{kind_of(tok)}{value_of(tok) + int(action.details['by'])}")
 
     def _replace_die(self, seat: int, old: str, new: str) -> None:
-        dice.remove_tokens(self.dice[seat], [old])
+        remove_tokens(self.dice[seat], [old])
         self.dice[seat].append(new)
         self.dice[seat].sort()
         self._log({"event": "die", "seat": seat, "from": old, "to": new})
@@ -392,7 +401,7 @@ class VoyagesState(FamilyState):
             self._log({"event": "black_die_none_left", "seat": seat})
             return
         self.black_left -= 1
-        tok = "b0" if self.chars[seat] == "raschid" else dice.roll(self.rng, "b")
+        tok = "b0" if self.chars[seat] == "raschid" else roll(self.rng, "b")
         self.dice[seat].append(tok)
         self.dice[seat].sort()
         self._log({"event": "black_die", "seat": seat, "die": tok})
@@ -409,66 +418,67 @@ class VoyagesState(FamilyState):
     def _placements(self, seat: int, only: str | None = None, first: bool = False) -> list[Action]:
         """Legal dice placements (second-level `dice:` actions), for every space or `only` one; with
         `first`, at most one per space (enough to know which spaces the menu offers)."""
+        held = self.dice[seat]
+        coins = self.res[seat]["coins"]
+        berke = self.chars[seat] == "berke"
         actions: list[Action] = []
         for name in MAIN_ORDER if only is None else ([only] if only in SPACES or only == "khan" else []):
             if name == "khan":
                 khan = self._khan_placements(seat)
                 actions.extend(khan[:1] if first else khan)
-            else:
-                actions.extend(self._space_placements(seat, name, first))
-        for slot, (slot_name, _city) in enumerate(CARD_SLOTS):
-            if only is None or only == f"card-{slot_name}":
-                actions.extend(self._card_placements(seat, slot, first))
-        return actions
-
-    def _space_placements(self, seat: int, name: str, first: bool) -> list[Action]:
-        """Placements on one board space (the occupancy fee paid in coins, Berke exempt)."""
-        held = self.dice[seat]
-        coins = self.res[seat]["coins"]
-        berke = self.chars[seat] == "berke"
-        space = SPACES[name]
-        if len(held) < space.dice:
-            return []
-        placed = self.spaces[name]
-        blocked = dice.colour_used(placed, seat)
-        fee_free = berke or not placed
-        performable: dict[int, bool] = {}
-        actions: list[Action] = []
-        for group in dice.distinct_groups(held, space.dice):
-            if blocked and any(dice.kind_of(t) == dice.COLOUR for t in group):
                 continue
-            for chosen in self._value_choices(group, name, fee_free):
-                values = [dice.value_of(t) or chosen for t in group]
-                fee = dice.placement_fee(space, bool(placed), values, exempt=berke)
-                if fee is None or fee > coins:
+            space = SPACES[name]
+            if len(held) < space.dice:
+                continue
+            placed = self.spaces[name]
+            blocked = colour_used(placed, seat)
+            fee_free = berke or not placed
+            performable: dict[int, bool] = {}
+            found = False
+            for group in distinct_groups(held, space.dice):
+                if blocked and any(kind_of(t) == COLOUR for t in group):
                     continue
-                if fee not in performable:
-                    performable[fee] = self._performable(seat, name, coins - fee)
-                if not performable[fee]:
-                    continue
-                actions.append(self._place_action(name, group, chosen, fee, min(values)))
-                if first:
-                    return actions
-        return actions
+                for chosen in self._value_choices(group, name, fee_free):
+                    values = [value_of(t) or chosen for t in group]
+                    fee = placement_fee(space, bool(placed), values, exempt=berke)
+                    if fee is None or fee > coins:
+                        continue
+                    if fee not in performable:
+                        performable[fee] = self._performable(seat, name, coins - fee)
+                    if performable[fee]:
+                        actions.append(self._place_action(name, group, chosen, fee, min(values)))
+                        found = True
+                        if first:
+                            break
+                if found and first:
+                    break
+        return actions + self._card_placements(seat, only, first)
 
-    def _card_placements(self, seat: int, slot: int, first: bool) -> list[Action]:
-        """Placements on the city card of `slot` (a post in its city; with `next_turn` timing, not one
-        placed this turn)."""
-        slot_name, city = CARD_SLOTS[slot]
-        if self.card_used[slot] is not None or city not in self.posts[seat]:
-            return []
-        if self.options["city_card_timing"] == "next_turn" and city in self.posts_this_turn:
-            return []
-        card = self.cards[slot]
-        coins = self.res[seat]["coins"]
+    def _card_placements(self, seat: int, only: str | None, first: bool) -> list[Action]:
+        """Placements on the city cards (or the `only` one) whose city holds the seat's post and which are
+        unused this round (with `next_turn` timing, not for a post placed this turn)."""
         actions: list[Action] = []
-        for group in dice.distinct_groups(self.dice[seat], 1):
-            for chosen in self._value_choices(group, "card", True):
-                value = dice.value_of(group[0]) or chosen
-                if self._card_performable(seat, card, value, coins):
-                    actions.append(self._place_action(f"card-{slot_name}", group, chosen, 0, value, card))
-                    if first:
-                        return actions
+        coins = self.res[seat]["coins"]
+        for slot, (slot_name, city) in enumerate(CARD_SLOTS):
+            if only is not None and only != f"card-{slot_name}":
+                continue
+            if self.card_used[slot] is not None or city not in self.posts[seat]:
+                continue
+            if self.options["city_card_timing"] == "next_turn" and city in self.posts_this_turn:
+                continue
+            card = self.cards[slot]
+            found = False
+            for group in distinct_groups(self.dice[seat], 1):
+                for chosen in self._value_choices(group, "card", True):
+                    value = value_of(group[0]) or chosen
+                    if self._card_performable(seat, card, value, coins):
+                        actions.append(self._place_action(f"card-{slot_name}", group, chosen, 0, value, card))
+                        found = True
+                        if first:
+                            break
+                if first and found:
+                    break
+        return actions
         return actions
 
     @staticmethod
@@ -476,7 +486,7 @@ class VoyagesState(FamilyState):
         """Raschid's unrolled dice (value 0) take a value chosen on use. Where no fee is due and the value
         only caps the strength (a lower strength stays choosable afterwards) 6 is offered alone, and on
         5 coins (value irrelevant) 1 alone; on occupied spaces every value is a real fee/strength trade."""
-        if all(dice.value_of(t) != 0 for t in group):
+        if all(value_of(t) != 0 for t in group):
             return [0]
         if name == "coins5":
             return [1]
@@ -499,15 +509,15 @@ class VoyagesState(FamilyState):
     def _khan_placements(self, seat: int) -> list[Action]:
         if len(self.khan) >= KHAN_SLOTS:
             return []
-        blocked = dice.colour_used([[s, [t]] for s, t in self.khan], seat)
-        floor = dice.value_of(self.khan[-1][1]) if self.khan else 1
+        blocked = colour_used([[s, [t]] for s, t in self.khan], seat)
+        floor = value_of(self.khan[-1][1]) if self.khan else 1
         actions = []
-        for group in dice.distinct_groups(self.dice[seat], 1):
+        for group in distinct_groups(self.dice[seat], 1):
             tok = group[0]
-            if blocked and dice.kind_of(tok) == dice.COLOUR:
+            if blocked and kind_of(tok) == COLOUR:
                 continue
             for chosen in self._value_choices(group, "khan"):
-                value = dice.value_of(tok) or chosen
+                value = value_of(tok) or chosen
                 if value >= floor:
                     actions.append(self._place_action("khan", group, chosen, 0, value))
         return actions
@@ -557,8 +567,8 @@ class VoyagesState(FamilyState):
         name = str(details["space"])
         group = list(details["dice"])
         chosen = int(details.get("value", 0))
-        used = [t if dice.value_of(t) else f"{dice.kind_of(t)}{chosen}" for t in group]
-        dice.remove_tokens(self.dice[seat], group)
+        used = [t if value_of(t) else f"{kind_of(t)}{chosen}" for t in group]
+        remove_tokens(self.dice[seat], group)
         fee = int(details["fee"])
         strength = int(details["strength"])
         if fee:
