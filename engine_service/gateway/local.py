@@ -42,6 +42,7 @@ from engine_service.policies import make_policy
 from engine_service.referee import (
     HouseSeat,
     MatchRecord,
+    MatchResult,
     Seat,
     SeatUnavailable,
     TimeControl,
@@ -267,21 +268,17 @@ class LocalRunner:
                 self._revoke()
 
     def _report(self, i: int, seat: int, record: MatchRecord, path: Path) -> None:
-        assert record.result is not None
-        result = record.result
-        why = result.get("reason", result["game"]["reason"])
-        if result.get("end_seat") is not None:
-            why += f" by seat {result['end_seat']}"
+        result = MatchResult.of(record)
+        why = result.reason + (f" by seat {result.end_seat}" if result.end_seat is not None else "")
         self.say(
-            f"match {i + 1}/{self.settings.matches} seat {seat}: rank {result['ranks'][seat]} "
-            f"scores {result['game']['scores']} ({record.steps} steps, {why}) -> {path}"
+            f"match {i + 1}/{self.settings.matches} seat {seat}: rank {result.seats[seat].rank} "
+            f"scores {result.scores} ({record.steps} steps, {why}) -> {path}"
         )
-        for fault in record.faults:
-            if fault.seat == seat:
-                self.say(
-                    f"  fault at step {fault.step}: {fault.kind}: {fault.reason}"
-                    + (" (forfeit)" if fault.forfeit else "")
-                )
+        for fault in result.seats[seat].faults:
+            self.say(
+                f"  fault at step {fault.step}: {fault.kind}: {fault.reason}"
+                + (" (forfeit)" if fault.forfeit else "")
+            )
         for incident in record.incidents:
             self.say(f"  incident: {json.dumps(incident)}")
 
