@@ -20,8 +20,8 @@ and the searching one (capacity unlimited) then sits in many long matches at onc
 house bots on every ladder (`mcts:4`, one search process), 8 such matches held all 12 remote-bot slots for
 minutes, the Expedition 3-player ladder had no match, and the searching seat timed out, its decisions
 queued behind each other's. So:
-- house bots (random, greedy and the search bot `mcts:10`, DEMO_SEARCH: an Expedition match with it takes
-  about 8 s) fill seats on the Expedition ladders only; the Voyages, Marco Polo II (with and without The
+- house bots (random, greedy and the default search level `search`, DEMO_SEARCH: about 35 ms a decision in
+  Expedition, bench/results/engine.json) fill seats on the Expedition ladders only; the Voyages, Marco Polo II (with and without The
   Caravans) and Dragonda ladders seat only the SDK bots, three in Python (PYTHON_BOTS, so 3-player tables
   form without Node.js) plus the Node bot;
 - the search bot decides in one process (CARAVANSERAI_SEARCH_PROCESSES=1), leaving a core for the gateway,
