@@ -21,9 +21,9 @@ house bots on every ladder (`mcts:4`, one search process), 8 such matches held a
 minutes, the Expedition 3-player ladder had no match, and the searching seat timed out, its decisions
 queued behind each other's. So:
 - house bots (random, greedy and the default search level `search`, DEMO_SEARCH: about 35 ms a decision in
-  Expedition, bench/results/engine.json) fill seats on the Expedition ladders only; the Voyages, Marco Polo II (with and without The
-  Caravans) and Dragonda ladders seat only the SDK bots, three in Python (PYTHON_BOTS, so 3-player tables
-  form without Node.js) plus the Node bot;
+  Expedition, bench/results/engine.json) fill seats on the Expedition ladders only; the Voyages, Marco Polo
+  II (with and without The Caravans) and Dragonda ladders seat only the SDK bots, three in Python
+  (PYTHON_BOTS, so 3-player tables form without Node.js) plus the Node bot;
 - the search bot decides in one process (CARAVANSERAI_SEARCH_PROCESSES=1), leaving a core for the gateway,
   the workers, the web server and the bots;
 - each SDK bot plays up to 4 matches at once (BOT_CONCURRENT); the worker keeps its default of 64 matches
