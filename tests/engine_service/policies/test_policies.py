@@ -6,7 +6,7 @@ import pytest
 
 from engine_service.games import get_game, make
 from engine_service.games.rng import ChanceRng
-from engine_service.policies import LEVELS, house_level, make_policy, policy_names
+from engine_service.policies import LEVELS, SEARCHING_POLICIES, house_level, make_policy, policy_names
 from engine_service.policies.levels import LEVEL_SETTINGS, level_settings
 from engine_service.policies.mcts import MctsPolicy
 
@@ -142,3 +142,8 @@ def test_a_level_sets_the_search_for_each_game_over_the_games_own_settings() -> 
     assert level_settings("search-strong", "newgame-v1") == {}
     with pytest.raises(ValueError, match="unknown search level 'search-weak'"):
         MctsPolicy(1, level="search-weak")
+
+
+def test_the_search_levels_are_the_policies_sent_to_a_search_process() -> None:
+    searching = {name for name in LEVELS if isinstance(make_policy(name), MctsPolicy)} | {"mcts"}
+    assert set(SEARCHING_POLICIES) == searching == {"search", "search-strong", "mcts"}
