@@ -41,6 +41,7 @@ from engine_service.gateway.relay_frames import CLOSING, FrameBuffer, FrameError
 
 log = logging.getLogger("caravanserai.gateway")
 
+READ_BYTES = 64 * 1024  # a decision connection's read buffer
 HALF_CLOSE_SETTLE_SECONDS = 0.2  # a cancelled call's reads end first, its cancellation follows at once
 HALF_CLOSED = "the bot half-closed its stream (it ended its side of the call)"
 CANCELLED = (
@@ -216,8 +217,10 @@ class RelayServicer(relay_pb2_grpc.RelayServiceServicer):  # type: ignore[misc] 
         return await self.hub.end_match(request.session_id, request.ended)
 
 
-class DecisionLink(asyncio.Protocol):
-    """One worker process's decision connection (the relay's decision leg, `relay_frames`): each
+class DecisionLink(asyncio.BufferedProtocol):
+    """One worker process's decision connection (the relay's decision leg, `relay_frames`), read into a
+    buffer of its own (a `BufferedProtocol`: asyncio's plain `data_received` allocates 256 KiB per read,
+    which costs more than the rest of the read): each
     `DecisionCall` frame is handed to `Hub.relay` as it is read, which starts its write to the bot at once;
     each `DecisionReply` is written in the loop step that learns the answer (the bot reader's, the deadline
     timer's), in the order the answers come. When the worker closes its side (the empty `CLOSING` frame),
@@ -232,13 +235,21 @@ class DecisionLink(asyncio.Protocol):
         self._open: dict[int, Pending] = {}
         self._transport: asyncio.Transport | None = None
         self._half_closed = False
+        self._buffer = memoryview(bytearray(READ_BYTES))
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
         self._links.add(self)
 
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(bytes(self._buffer[:nbytes]))
+
     def data_received(self, data: bytes) -> None:
+        """Hand each call of the frames completed by `data` to the hub."""
         try:
             payloads = self._frames.feed(data)
             for payload in payloads:
