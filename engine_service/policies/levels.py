@@ -1,8 +1,8 @@
 """The house levels: named strengths of the house bots, weakest first, and each search level's budget per game.
 
 `random` < `greedy` < `search` < `search-strong`: the order is measured, not assumed, by seat-rotated seeded
-two-player series between neighbouring levels in every game (`python -m bench strengths`, results in
-bench/results/strengths.json). `search` is the default search level: its budget keeps a decision at 50 ms
+two-player series in every game (`python -m bench strengths`, results in bench/results/strengths.json,
+which says for each game which neighbouring pairs the series separate). `search` is the default search level: its budget keeps a decision at 50 ms
 or less on average at four players (`python -m bench engine`); `search-strong` may take longer. A search
 level is the `mcts` house bot with the settings below for the game, which override the game's own
 `GameSpec.search_settings` (`mcts:N` keeps the older fixed-iteration bot for existing records).
@@ -58,8 +58,8 @@ class HouseLevel:
                 "a fixed search budget kept for existing ladders and records."
             )
         return (
-            f"House level '{self.level}', {_ordinal(self.rank or 0)} of {len(LEVELS)} by strength ({order}), "
-            "the order shown by seat-rotated seeded series in every game (bench/results/strengths.json)."
+            f"House level '{self.level}', {_ordinal(self.rank or 0)} of {len(LEVELS)} by strength ({order}); "
+            "seat-rotated seeded series measure that order in every game (bench/results/strengths.json)."
         )
 
 
