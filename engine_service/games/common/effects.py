@@ -34,9 +34,10 @@ class Phase(StrEnum):
     OVER = "over"
 
 
-# The members bound once: looking a member up on its enum class is ten times slower than a name, and the
-# decision loop compares the phase several times per decision.
-SETUP, PLAY, OVER = Phase.SETUP, Phase.PLAY, Phase.OVER
+# The values bound once, as plain strings (what a state stores, so that every serializer sees a `str`):
+# looking a member up on its enum class is ten times slower than a name, and the decision loop compares
+# the phase several times per decision.
+SETUP, PLAY, OVER = Phase.SETUP.value, Phase.PLAY.value, Phase.OVER.value
 
 
 class EffectBase(TypedDict):
