@@ -3,9 +3,11 @@ resolution.
 
 Pure: no Django, no I/O, no RNG of its own (a die bonus rolls through the state's `ChanceRng`). Each kind is
 a `TypedDict` (the keys stored in `pending`, short ones documented: they stay as recorded matches have them,
-since the state hash covers them) and a handler class registered in `EFFECTS`; `CHOICE_EFFECTS` is derived
-from it. Handlers change the state only through its attributes and helpers in `rules.py` (placement,
-rewards, posts, caravans); they never mutate an effect's nested lists in place.
+since the state hash covers them) and a handler registered in `EFFECTS` (grouped by concern, after the kinds
+both family games share, `common.family_effects`, some of them configured here with this game's kind and
+event names); `CHOICE_EFFECTS` is derived from it. Handlers change the state only through its attributes
+and helpers in `rules.py` (placement, rewards, posts, caravans); they never mutate an effect's nested
+lists in place.
 """
 
 from __future__ import annotations
@@ -774,6 +776,7 @@ class CaravanHome(AutoEffect["Mp2State", CaravanHomeEffect]):
         state._log({"event": "caravan_home", "seat": seat, "tile": returned})
 
 
+# The kinds by concern (those both family games share first).
 COMP = Compensation("comp", logged=False)
 TURN = (DieBonus(), DicePick())
 SETUP = (KeepGoal(), DonataPick(), FirstRound(), Income(), COMP, Isabella(), MailinDouble())

@@ -2,9 +2,11 @@
 
 Pure: no Django, no I/O, no RNG of its own (a reroll or a black die uses the state's `ChanceRng` through the
 state). Each kind is a `TypedDict` (the keys stored in `pending`, short ones documented: they stay as
-recorded matches have them, since the state hash covers them) and a handler class registered in `EFFECTS`;
-`CHOICE_EFFECTS` is derived from it. Handlers change the state only through its attributes and helpers in
-`rules.py` (placement, movement, rewards, posts); they never mutate an effect's nested lists in place.
+recorded matches have them, since the state hash covers them) and a handler registered in `EFFECTS`
+(grouped by concern, after the kinds both family games share, `common.family_effects`, some of them
+configured here with this game's kind and event names); `CHOICE_EFFECTS` is derived from it. Handlers
+change the state only through its attributes and helpers in `rules.py` (placement, movement, rewards,
+posts); they never mutate an effect's nested lists in place.
 """
 
 from __future__ import annotations
@@ -460,6 +462,7 @@ class BuyMoves(ChoiceEffect["VoyagesState", BuyMovesEffect]):
         state._push([move_effect(seat, effect["bought"], {}, skip=True)])
 
 
+# The kinds by concern (those both family games share first).
 COMP = Compensation("comp", logged=True)
 TURN = (Dice(), Bonus())
 SETUP = (KeepGoals(), COMP)
