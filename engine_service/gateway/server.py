@@ -50,6 +50,7 @@ from engine_service.gateway.servicers import BotServicer, DecisionLink, RelaySer
 log = logging.getLogger("caravanserai.gateway")
 
 RELAY_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+SWITCH_INTERVAL_SECONDS = 0.0005  # the gateway process's GIL switch interval (Python's default: 0.005)
 
 
 def transport_max_message_bytes(config: GatewayConfig) -> int:
@@ -340,6 +341,10 @@ class GatewayThread:
 
 
 async def serve(config: GatewayConfig) -> None:
+    # grpc.aio hands each completion (a bot's answer read, a write done) from its poller thread to the loop,
+    # which takes the GIL: with Python's default 5 ms switch interval, a loop busy with other streams and
+    # decisions holds each of them back by up to 5 ms, time the bot's clock would count
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     gateway = Gateway(config, build_verifier(config))
     await gateway.start()
     assert gateway.hub is not None
