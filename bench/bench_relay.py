@@ -3,15 +3,17 @@
 Measured side by side in one run, on this machine, with real processes on loopback:
 - raw: a grpc.aio bidirectional stream (bench process -> echo server process), one message each way, the
   request carrying the serialized `DecisionRequest` of a real Expedition decision, the reply a `Decision`;
-- bare proxy: the same bytes from a synchronous gRPC stream (as the worker's relay connection calls) through
-  a grpc.aio process that only forwards them to the echo server and back: the floor for any relay that adds
-  one grpc.aio process in Python between worker and bot (two hops each way, nothing decoded, no bookkeeping);
-- relay: `RemoteSeat.decide` (the worker side: the process's shared `Decisions` stream, synchronous gRPC)
-  -> gateway process (relay, then the bot's stream) -> a bot process answering at once -> back: two hops
-  each way, the request encoded in the worker and passed through the gateway undecoded;
+- bare proxy: the same bytes from a synchronous gRPC stream (as the worker's relay once called) through a
+  grpc.aio process that only forwards them to the echo server and back: the floor for any relay that adds
+  one grpc.aio process in Python between worker and bot with gRPC on both legs (two hops each way, nothing
+  decoded, no bookkeeping);
+- relay: `RemoteSeat.decide` (the worker side: the process's shared decision connection, a blocking TCP
+  socket speaking `relay_frames`) -> gateway process (its decision port, an asyncio Protocol; then the
+  bot's gRPC stream) -> a bot process answering at once -> back: two hops each way, only the bot's one
+  gRPC, the request encoded in the worker and passed through the gateway undecoded;
 - relay + SDK: the same with the Python SDK's random example bot (JSON decoding, a worker thread per call);
-- multiplexed: `MUX_SEATS` seats in as many threads of this process, all on its one relay stream to the
-  gateway, each deciding as fast as its bot answers (50 protocol-level bots in one swarm process);
+- multiplexed: `MUX_SEATS` seats in as many threads of this process, all on its one decision connection to
+  the gateway, each deciding as fast as its bot answers (50 protocol-level bots in one swarm process);
 - matches: 25 matches between those bots played concurrently by 25 referee threads (engine included).
 CPU time per decision is read from /proc/<pid>/stat for the gateway, echo and bot processes and from
 `time.process_time` for this (worker) process. Blocks of raw and relay round trips alternate so machine
@@ -437,7 +439,7 @@ def _round_trips(
 
 
 def _multiplexed(registry: Any, request: Any, pids: dict[str, int]) -> dict[str, Any]:
-    """`MUX_SEATS` threads deciding at once over this process's one relay stream."""
+    """`MUX_SEATS` threads deciding at once over this process's one decision connection."""
     seats = [_seat(registry, f"b{i % SWARM}", f"bench-mux-{i}", request) for i in range(MUX_SEATS)]
     times: list[list[float]] = [[] for _ in seats]
     start = threading.Barrier(len(seats) + 1)
@@ -541,7 +543,7 @@ def _report(
         ],
     )
     print(
-        f"\nmultiplexed: {mux['seats']} threads on one relay stream: {mux['decisions']} decisions in "
+        f"\nmultiplexed: {mux['seats']} threads on one decision connection: {mux['decisions']} decisions in "
         f"{mux['seconds']:.2f}s = {mux['decisions_per_second']:.0f} decisions/s"
     )
     print(
