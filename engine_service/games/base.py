@@ -24,7 +24,7 @@ from importlib import resources
 from itertools import pairwise
 from typing import Any, ClassVar, Self, cast
 
-from engine_service.games.fields import Copy, Layout, StateField, collect, json_copy
+from engine_service.games.fields import Copy, Layout, StateField, collect, extend, json_copy
 from engine_service.games.rng import ChanceRng
 
 JsonDict = dict[str, Any]
@@ -122,9 +122,12 @@ class GameState(ABC):
     _SHALLOW: ClassVar[tuple[str, ...]] = ()
     _ITEMS: ClassVar[tuple[str, ...]] = ()
     _DEEP: ClassVar[tuple[str, ...]] = ()
+    _VALUES: ClassVar[tuple[str, ...]] = ()
     _NESTED: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
     _DEFAULTS: ClassVar[dict[str, Any]] = {}
     _MADE: ClassVar[tuple[tuple[str, Callable[[Any], Any]], ...]] = ()
+    TRANSIENT: ClassVar[tuple[str, ...]] = ()  # per-state caches (not state) that a clone leaves out
+    SHARE_LEGAL_CACHE: ClassVar[bool] = True  # False where copies are changed by hand without clearing it
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -133,7 +136,7 @@ class GameState(ABC):
             return
         for declaration in declared:
             delattr(cls, declaration.name)  # an instance holds the value; the class keeps only the layout
-        layout = Layout(cls._STATE_FIELDS + declared)
+        layout = Layout(extend(cls._STATE_FIELDS, declared))
         cls._STATE_FIELDS = layout.fields
         cls._FIELDS = layout.names
         cls.PRIVATE_FIELDS = layout.private
@@ -141,6 +144,7 @@ class GameState(ABC):
         cls._SHALLOW = layout.copied(Copy.SHALLOW)
         cls._ITEMS = layout.copied(Copy.ITEMS)
         cls._DEEP = layout.copied(Copy.DEEP)
+        cls._VALUES = layout.copied(Copy.VALUES)
         cls._NESTED = layout.nested
         cls._DEFAULTS = layout.defaults
         cls._MADE = layout.made
@@ -269,12 +273,18 @@ class GameState(ABC):
         values.update(self.__dict__)
         other.rng = ChanceRng(self.rng.state)
         other.options = dict(self.options)
+        if not self.SHARE_LEGAL_CACHE:
+            other._legal_cache = None
+        for name in self.TRANSIENT:
+            values.pop(name, None)
         for name in self._SHALLOW:
             values[name] = values[name].copy()
         for name in self._ITEMS:
             values[name] = [item.copy() for item in values[name]]
         for name in self._DEEP:
             values[name] = json_copy(values[name])
+        for name in self._VALUES:
+            values[name] = {key: value.copy() for key, value in values[name].items()}
         for name, keys in self._NESTED:
             value = values[name] = values[name].copy()
             for key in keys:

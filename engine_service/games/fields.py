@@ -11,6 +11,10 @@ and `GameState` derives the rest from the declarations, in declaration order: th
 entry per seat), the fast `clone` (each field copied as its `Copy` says, never deeper) and the private-field
 list (`PRIVATE_FIELDS`: what some seat may not see; a sampled state redraws exactly those).
 
+A subclass adds its fields after the inherited ones; one it declares again (a family game whose field holds
+other values than the family's) keeps its inherited place. A class whose `__init__` sets a field's start
+value declares none (the field is None until then).
+
 Pure: no Django, no I/O, no RNG; it knows no game. It must not decide rules: a field's meaning lives in the
 game's module.
 """
@@ -31,6 +35,7 @@ class Copy(Enum):
     SHALLOW = "shallow"  # a list or dict of immutable values (or of values never changed in place); a
     # dict's keys named in `inner` hold lists or dicts of immutable values, copied too
     ITEMS = "items"  # a list of lists or dicts of immutable values: each item copied
+    VALUES = "values"  # a dict of lists or dicts of immutable values: each value copied
     DEEP = "deep"  # nested JSON of any depth: copied whole
 
 
@@ -102,6 +107,14 @@ def state_field(
 def collect(namespace: Mapping[str, Any]) -> tuple[StateField, ...]:
     """The fields a class body declares, named, in declaration order."""
     return tuple(value.named(name) for name, value in namespace.items() if isinstance(value, StateField))
+
+
+def extend(inherited: tuple[StateField, ...], declared: tuple[StateField, ...]) -> tuple[StateField, ...]:
+    """A subclass's fields: the inherited ones, each redeclared one in its inherited place (a game whose
+    field holds other values than the family's declares it again), then the new ones."""
+    own = {f.name: f for f in declared}
+    merged = tuple(own.pop(f.name, f) for f in inherited)
+    return merged + tuple(f for f in declared if f.name in own)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from engine_service.games.common.family_effects import (
     posts_effect,
 )
 from engine_service.games.common.resources import gain
+from engine_service.games.fields import Copy, state_field
 from engine_service.games.rng import ChanceRng
 
 EVENTS_KEPT = 24
@@ -49,7 +50,6 @@ class FamilyRules:
     posts: int  # trading posts a seat starts with
     board_spaces: Iterable[str]  # the dice spaces whose placements are kept in `spaces`
     milestones: Mapping[int, int]  # posts placed -> points
-    private_fields: tuple[str, ...]  # fields left out of the public views
     quiet_posts: bool = False  # posts may be quiet (Marco Polo II's Q7): a relocation keeps the flag
     rounds: int = 5
 
@@ -60,39 +60,36 @@ class FamilyState(EffectStackState):
     `goal_offers`, `posts_this_turn`, which differ: node ids and contract ids are ints in Voyages)."""
 
     FAMILY: ClassVar[FamilyRules]
-    # The fields every family state has (a game adds its own to `_FIELDS`).
-    _FIELDS: tuple[str, ...] = (
-        "chars",
-        "res",
-        "dice",
-        "posts",
-        "posts_left",
-        "posts_placed",
-        "figures",
-        "active",
-        "done",
-        "goals",
-        "goal_offers",
-        "spaces",
-        "khan",
-        "black_left",
-        "round",
-        "turn_seat",
-        "phase",
-        "main_done",
-        "black_bought",
-        "posts_this_turn",
-        "pending",
-        "draft_pool",
-        "turns",
-        "events",
-        "end_reason",
-        "final",
-    )
-    posts: list[list[Any]]
-    active: list[list[Any]]
-    goal_offers: list[list[Any]]
-    posts_this_turn: list[Any]
+    # The fields every family state has, declared once (`fields.state_field`: how a clone copies each, which
+    # are private; saving, loading, `clone` and `PRIVATE_FIELDS` derive from them). `__init__` sets their
+    # start values (a game those of `figures`, `posts`, `goals`, `active`, `goal_offers`, `done` and
+    # `posts_this_turn`); a game declares its own fields, and again a family field it copies otherwise.
+    chars: list[str] = state_field(Copy.SHALLOW)
+    res: list[dict[str, int]] = state_field(Copy.ITEMS)
+    dice: list[list[str]] = state_field(Copy.ITEMS)
+    posts: list[list[Any]] = state_field(Copy.ITEMS)
+    posts_left: list[int] = state_field(Copy.SHALLOW)
+    posts_placed: list[int] = state_field(Copy.SHALLOW)
+    figures: list[list[Any]] = state_field(Copy.ITEMS)
+    active: list[list[Any]] = state_field(Copy.ITEMS)
+    done: list[list[Any]] = state_field(Copy.ITEMS)
+    goals: list[Any] = state_field(Copy.SHALLOW, private=True)
+    goal_offers: list[list[Any]] = state_field(Copy.ITEMS, private=True)
+    spaces: dict[str, list[list[Any]]] = state_field(Copy.VALUES)  # placements are never changed in place
+    khan: list[list[Any]] = state_field(Copy.SHALLOW)
+    black_left: int = state_field()
+    round: int = state_field()
+    turn_seat: int = state_field()
+    phase: str = state_field()
+    main_done: bool = state_field()
+    black_bought: bool = state_field()
+    posts_this_turn: list[Any] = state_field(Copy.SHALLOW)
+    pending: list[Effect] = state_field(Copy.ITEMS)  # effects' nested lists are replaced, never changed
+    draft_pool: list[str] = state_field(Copy.SHALLOW)
+    turns: int = state_field()
+    events: list[JsonDict] = state_field(Copy.SHALLOW)  # entries never change
+    end_reason: str | None = state_field()
+    final: list[JsonDict] | None = state_field()  # set once, at the end
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         cls.EFFECTS = cls.FAMILY.effects
@@ -280,7 +277,7 @@ class FamilyState(EffectStackState):
     def _public(self) -> JsonDict:
         """The state without its private fields, with the game's public facts about them."""
         payload = self._payload()
-        for name in self.FAMILY.private_fields:
+        for name in self.PRIVATE_FIELDS:
             del payload[name]
         current = self.current_seats()
         payload.update(

@@ -31,6 +31,7 @@ from engine_service.games.common.family_effects import (
     simple,
 )
 from engine_service.games.common.resources import can_afford_with, gain, pay_with
+from engine_service.games.fields import Copy, state_field
 from engine_service.games.mp2.effects import (
     CARD_BONUS,
     COMP,
@@ -120,7 +121,6 @@ GOAL_OFFER = 3
 BLACK_DICE = {2: 4, 3: 5, 4: 6}
 BLACK_DIE_CAMELS = 3
 NUMERALS = ("I", "II", "III")
-PRIVATE_FIELDS = ("goals", "goal_offers", "pile", "card_deck", "offer_piles", "offer_box")
 
 BLUE: dict[str, dice.SpaceDef] = {
     "book1": dice.SpaceDef("book1", 1),
@@ -198,9 +198,7 @@ def _pareto_add(
 class Mp2State(FamilyState):
     """One game of Marco Polo II. Everything mutable lives in plain JSON-able attributes."""
 
-    FAMILY = FamilyRules(
-        EFFECTS, STEP_CAP, RESOURCES, POSTS, BLUE, MILESTONES, PRIVATE_FIELDS, quiet_posts=True
-    )
+    FAMILY = FamilyRules(EFFECTS, STEP_CAP, RESOURCES, POSTS, BLUE, MILESTONES, quiet_posts=True)
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
@@ -1131,86 +1129,33 @@ class Mp2State(FamilyState):
         }
 
     # --- persistence ------------------------------------------------------------------------------------
-    _FIELDS = (
-        *FamilyState._FIELDS,
-        "extra_shields",
-        "spare_figs",
-        "seals",
-        "brown",
-        "cards",
-        "card_deck",
-        "card_box",
-        "outposts",
-        "kept_tiles",
-        "markers",
-        "marker_box",
-        "contract_spaces",
-        "pile",
-        "pile_hidden",
-        "offer_piles",
-        "offer_now",
-        "offer_box",
-        "first_player",
-        "next_first",
-        "travel_rank",
-        "vidal_sold",
-        "tiles",
-        "caravans",
-    )
-
-    def clone(self) -> Mp2State:
-        """A fast copy (search bots clone a lot): containers are copied one level below where they are
-        mutated; placements, effects' nested lists, caravans' dicts and events are never mutated in place."""
-        other = Mp2State.__new__(Mp2State)
-        other.__dict__.update(self.__dict__)
-        other.rng = ChanceRng(self.rng.state)
-        other.options = dict(self.options)
-        other._legal_cache = None
-        other.res = [dict(r) for r in self.res]
-        for name in (
-            "dice",
-            "spare_figs",
-            "posts",
-            "figures",
-            "active",
-            "done",
-            "goal_offers",
-            "kept_tiles",
-            "caravans",
-        ):
-            setattr(other, name, [list(x) for x in getattr(self, name)])
-        for name in (
-            "extra_shields",
-            "posts_left",
-            "posts_placed",
-            "goals",
-            "khan",
-            "card_deck",
-            "card_box",
-            "pile",
-            "posts_this_turn",
-            "draft_pool",
-            "vidal_sold",
-            "events",
-            "chars",
-        ):
-            setattr(other, name, list(getattr(self, name)))
-        other.seals = [dict(s) for s in self.seals]
-        other.spaces = {k: list(v) for k, v in self.spaces.items()}
-        other.offer_piles = {k: list(v) for k, v in self.offer_piles.items()}
-        for name in (
-            "brown",
-            "cards",
-            "outposts",
-            "markers",
-            "contract_spaces",
-            "offer_now",
-            "offer_box",
-            "tiles",
-        ):
-            setattr(other, name, dict(getattr(self, name)))
-        other.pending = [dict(e) for e in self.pending]
-        return other
+    # Marco Polo II's own fields after the family's (`FamilyState`), declared once: how a clone copies each
+    # (containers one level below where they change; placements, effects' nested lists, caravans' dicts
+    # and events never change in place), which are private. `__init__` sets their start values.
+    extra_shields: list[int] = state_field(Copy.SHALLOW)
+    spare_figs: list[list[int]] = state_field(Copy.ITEMS)  # Donata's figures, by colour index
+    seals: list[dict[str, int]] = state_field(Copy.ITEMS)  # seal -> 1 basic, 2 improved
+    brown: dict[str, list[Any]] = state_field(Copy.SHALLOW)
+    cards: dict[str, str] = state_field(Copy.SHALLOW)
+    card_deck: list[str] = state_field(Copy.SHALLOW, private=True)
+    card_box: list[str] = state_field(Copy.SHALLOW)
+    outposts: dict[str, str] = state_field(Copy.SHALLOW)
+    kept_tiles: list[list[str]] = state_field(Copy.ITEMS)
+    markers: dict[str, str] = state_field(Copy.SHALLOW)
+    marker_box: str = state_field()
+    contract_spaces: dict[str, list[str | None]] = state_field(Copy.SHALLOW)
+    pile: list[str] = state_field(Copy.SHALLOW, private=True)  # index 0 is the top
+    pile_hidden: int = state_field()  # the unseen top part of the pile (discards go to the public bottom)
+    offer_piles: dict[str, list[str]] = state_field(Copy.VALUES, private=True)
+    offer_now: dict[str, str] = state_field(Copy.SHALLOW)
+    offer_box: dict[str, str] = state_field(Copy.SHALLOW, private=True)
+    first_player: int = state_field()
+    next_first: int | None = state_field()
+    travel_rank: int = state_field()
+    vidal_sold: list[bool] = state_field(Copy.SHALLOW)
+    tiles: dict[str, str] = state_field(Copy.SHALLOW)  # route tile -> up | down | held
+    caravans: list[list[dict[str, Any]]] = state_field(Copy.ITEMS)
+    SHARE_LEGAL_CACHE = False  # `shuffle_hidden` changes its copy by hand
 
     def shuffle_hidden(self, seat: int, rng: ChanceRng) -> Mp2State:
         """Re-deal what `seat` cannot see: other seats' goal cards (and offers), the pile's unseen top, the
@@ -1218,6 +1163,9 @@ class Mp2State(FamilyState):
         other = self.clone()
         deal_hidden(other, seat, rng, own_goal=self.goals[seat], own_offer=list(self.goal_offers[seat]))
         return other
+
+
+PRIVATE_FIELDS = Mp2State.PRIVATE_FIELDS  # derived from the declarations: what sampled states redraw
 
 
 def deal_hidden(state: Mp2State, seat: int, rng: ChanceRng, *, own_goal: str, own_offer: list[str]) -> None:

@@ -41,6 +41,7 @@ from engine_service.games.common.family_effects import (
     simple,
 )
 from engine_service.games.common.resources import can_afford, gain, pay
+from engine_service.games.fields import Copy, state_field
 from engine_service.games.rng import ChanceRng
 from engine_service.games.voyages.effects import (
     CITY_PICK,
@@ -108,7 +109,6 @@ WILHELM_POSTS = 11
 PILE_SIZE = 6
 KHAN_SLOTS = 4
 RESOURCES = ("coins", "camels", "pepper", "silk", "gold", "vp")
-PRIVATE_FIELDS = ("goals", "goal_offers", "round_piles", "special")
 MILESTONES = {8: 5, 9: 10, 11: 10}  # posts placed -> points
 
 SPACES: dict[str, SpaceDef] = {
@@ -129,7 +129,7 @@ MAIN_ORDER = ("coins5", "camels", "pepper", "silk", "gold", "khan", "contracts",
 class VoyagesState(FamilyState):
     """One game of The Voyages of Marco Polo. Everything mutable lives in plain JSON-able attributes."""
 
-    FAMILY = FamilyRules(EFFECTS, STEP_CAP, RESOURCES, POSTS, SPACES, MILESTONES, PRIVATE_FIELDS)
+    FAMILY = FamilyRules(EFFECTS, STEP_CAP, RESOURCES, POSTS, SPACES, MILESTONES)
 
     def __init__(self, *, num_players: int, options: Mapping[str, Any], rng: ChanceRng) -> None:
         super().__init__(num_players=num_players, options=options, rng=rng)
@@ -817,53 +817,23 @@ class VoyagesState(FamilyState):
         }
 
     # --- persistence ------------------------------------------------------------------------------------
-    _FIELDS = (
-        *FamilyState._FIELDS,
-        "cards",
-        "card_used",
-        "outposts",
-        "city_bonus",
-        "board",
-        "round_piles",
-        "special",
-        "special_hidden",
-        "beijing",
-        "start_player",
-        "last_travel",
-    )
-
-    def clone(self) -> VoyagesState:
-        """A fast copy (search bots clone a lot): nested lists are copied one level below where they are
-        mutated; placements, effects' nested lists and events are never mutated in place."""
-        other = VoyagesState.__new__(VoyagesState)
-        other.__dict__.update(self.__dict__)
-        other.__dict__.pop("_resolved", None)  # the heuristic's per-state cache is not part of the state
-        other.rng = ChanceRng(self.rng.state)
-        other.options = dict(self.options)
-        other._legal_cache = None
-        other.res = [dict(r) for r in self.res]
-        for name in ("dice", "posts", "figures", "active", "done", "goals", "goal_offers", "round_piles"):
-            setattr(other, name, [list(x) for x in getattr(self, name)])
-        for name in (
-            "posts_left",
-            "posts_placed",
-            "cards",
-            "card_used",
-            "board",
-            "special",
-            "beijing",
-            "khan",
-            "posts_this_turn",
-            "draft_pool",
-            "events",
-            "chars",
-        ):
-            setattr(other, name, list(getattr(self, name)))
-        other.spaces = {k: list(v) for k, v in self.spaces.items()}
-        other.outposts = dict(self.outposts)
-        other.city_bonus = dict(self.city_bonus)
-        other.pending = [dict(e) for e in self.pending]
-        return other
+    # Voyages' own fields after the family's (`FamilyState`), declared once: how a clone copies each (nested
+    # lists one level below where they change; placements, effects' nested lists and events never change in
+    # place), which are private. `__init__` sets their start values.
+    goals: list[list[int]] = state_field(Copy.ITEMS, private=True)  # two goal cards each (a family field)
+    cards: list[int] = state_field(Copy.SHALLOW)
+    card_used: list[int | None] = state_field(Copy.SHALLOW)
+    outposts: dict[str, int] = state_field(Copy.SHALLOW)
+    city_bonus: dict[str, str] = state_field(Copy.SHALLOW)
+    board: list[int] = state_field(Copy.SHALLOW)
+    round_piles: list[list[int]] = state_field(Copy.ITEMS, private=True)
+    special: list[int] = state_field(Copy.SHALLOW, private=True)
+    special_hidden: int = state_field()
+    beijing: list[int | None] = state_field(Copy.SHALLOW)
+    start_player: int = state_field()
+    last_travel: int | None = state_field()
+    TRANSIENT = ("_resolved",)  # the heuristic's per-state cache
+    SHARE_LEGAL_CACHE = False  # `shuffle_hidden` and the bench's players change copies by hand
 
     def shuffle_hidden(self, seat: int, rng: ChanceRng) -> VoyagesState:
         """Re-deal what `seat` cannot see: other seats' goal cards (and offers), the round piles and the
@@ -895,6 +865,9 @@ class VoyagesState(FamilyState):
     def unseen_contracts(self) -> list[int]:
         """Regular contracts no seat has seen (in the round piles or the unseen top of the special pile)."""
         return sorted(list(self.special[: self.special_hidden]) + [c for p in self.round_piles for c in p])
+
+
+PRIVATE_FIELDS = VoyagesState.PRIVATE_FIELDS  # derived from the declarations: what sampled states redraw
 
 
 def node_id(slug: str) -> int:

@@ -71,3 +71,35 @@ def test_a_bad_declaration_is_a_clear_error(kwargs: dict[str, object], message: 
 def test_only_a_shallow_dict_names_inner_keys() -> None:
     with pytest.raises(TypeError, match="only a SHALLOW dict"):
         state_field(Copy.ITEMS, factory=dict, inner=("x",))
+
+
+def test_a_family_game_redeclares_a_family_field_in_its_place_and_derives_its_private_fields() -> None:
+    from engine_service.games.common.family import FamilyState
+    from engine_service.games.mp2.rules import Mp2State
+    from engine_service.games.voyages.rules import VoyagesState
+
+    family = FamilyState._FIELDS
+    for state_class in (VoyagesState, Mp2State):
+        assert state_class._FIELDS[: len(family)] == family
+    assert "goals" in VoyagesState._ITEMS and "goals" in Mp2State._SHALLOW  # contract lists / one card each
+    assert VoyagesState.PRIVATE_FIELDS == ("goals", "goal_offers", "round_piles", "special")
+    assert Mp2State.PRIVATE_FIELDS == (
+        "goals",
+        "goal_offers",
+        "card_deck",
+        "pile",
+        "offer_piles",
+        "offer_box",
+    )
+    assert "spaces" in Mp2State._VALUES and "offer_piles" in Mp2State._VALUES
+
+
+def test_a_clone_copies_dict_values_and_leaves_out_transient_caches() -> None:
+    state = make("voyages-v1", 2, 3)
+    state.__dict__["_resolved"] = ("a heuristic's cache",)
+    state.legal_actions(state.current_seats()[0])
+    assert state._legal_cache is not None
+    copy = state.clone()
+    assert "_resolved" not in copy.__dict__
+    assert all(copy.spaces[k] is not v for k, v in state.spaces.items())  # type: ignore[attr-defined]
+    assert copy._legal_cache is None, "Voyages' copies are changed by hand: the cache is not shared"
