@@ -132,7 +132,8 @@ def run_series(pool: ProcessPoolExecutor, variant: str, pair: tuple[str, str], s
 
 def summary(series: Mapping[str, Any]) -> dict[str, Any]:
     """Which neighbouring pairs are ordered (None: not measured), the levels shown in order from the
-    weakest, and each search level's share of the games it or greedy won, against the bar."""
+    weakest, and for each search level against greedy: ordered or not, and its share of the games it or
+    greedy won, against the bar."""
     neighbours = {f"{LEVELS[i + 1]} vs {LEVELS[i]}": None for i in range(len(LEVELS) - 1)}
     ordered = {key: series[key]["ordered"] if key in series else None for key in neighbours}
     shown = [LEVELS[0]]
@@ -140,11 +141,16 @@ def summary(series: Mapping[str, Any]) -> dict[str, Any]:
         if not ok:
             break
         shown.append(key.split(" vs ")[0])
-    against_greedy = {
-        level: {"decided_share": series[f"{level} vs greedy"]["decided_share"],
-                "bar_met": series[f"{level} vs greedy"]["decided_share"] >= BAR}
-        for level in LEVELS[2:] if f"{level} vs greedy" in series
-    }  # fmt: skip
+    against_greedy = {}
+    for level in LEVELS[2:]:
+        if f"{level} vs greedy" in series:
+            figures = series[f"{level} vs greedy"]
+            share = figures["decided_share"]
+            against_greedy[level] = {
+                "ordered": figures["ordered"],
+                "decided_share": share,
+                "bar_met": share >= BAR,
+            }
     return {"ordered": ordered, "shown_in_order": shown, "against_greedy": against_greedy}
 
 
