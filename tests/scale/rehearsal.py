@@ -15,6 +15,7 @@ Every fault phase reports the matches it affected (running on the victim when it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -72,18 +73,23 @@ def _phase_figures(cluster: Cluster, affected: list[int], done_before: int, star
     }
 
 
+def _held_elsewhere(cluster: Cluster, name: str, bots: set[str]) -> int:
+    """How many of `bots` some gateway other than `name` holds now."""
+    held = cluster.bots_by_gateway()
+    return sum(any(b in others for g, others in held.items() if g != name) for b in bots)
+
+
 def kill_gateway(cluster: Cluster, *, restart: bool = True, say: Say = _quiet) -> dict[str, Any]:
     name, affected = _busy_gateway(cluster)
     moved = cluster.bots_by_gateway().get(name, set())
     done_before, started = cluster.done_count(), time.monotonic()
     say(f"kill -9 {name}: {len(moved)} bot(s), {len(affected)} match(es) running on it")
     cluster.procs[name].kill(signal.SIGKILL)
-
-    def back() -> bool:
-        held = cluster.bots_by_gateway()
-        return all(any(b in bots for g, bots in held.items() if g != name) for b in moved)
-
-    wait_for(back, 60, f"{name}'s bots to reconnect to another gateway")
+    wait_for(
+        lambda: _held_elsewhere(cluster, name, moved) == len(moved),
+        60,
+        f"{name}'s bots to reconnect elsewhere",
+    )
     reconnected = round(time.monotonic() - started, 2)
     say(f"  its bots are on other gateways after {reconnected}s; waiting for its matches")
     settled = cluster.settle(affected, 180)
@@ -113,11 +119,16 @@ def drain_gateway(cluster: Cluster, *, restart: bool = True, say: Say = _quiet) 
     say(f"  out of HAProxy after {out_of_lb}s, exited after {exited}s; waiting for its matches")
     output = proc.output()
     settled = cluster.settle(affected, 180)
-    held = cluster.bots_by_gateway()
+    # A bot told Goodbye at the exit reconnects after its SDK's backoff: give it that long, then count.
+    with contextlib.suppress(AssertionError):  # the figure below says how many did not come back
+        wait_for(
+            lambda: _held_elsewhere(cluster, name, moved) == len(moved), 30, "the drained bots elsewhere"
+        )
     figures = {
         "gateway": name,
         "bots_moved": len(moved),
-        "bots_now_elsewhere": sum(any(b in bots for g, bots in held.items() if g != name) for b in moved),
+        "bots_now_elsewhere": _held_elsewhere(cluster, name, moved),
+        "bots_elsewhere_s": round(time.monotonic() - started, 2),
         "out_of_lb_s": out_of_lb,
         "exited_s": exited,
         "exit_code": proc.popen.returncode,
