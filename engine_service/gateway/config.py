@@ -1,6 +1,7 @@
 """Gateway configuration from environment variables, each with a documented default.
 
-Layer: gateway plumbing. Reads the environment only; no I/O beyond that.
+Layer: gateway plumbing. Reads the environment only (through `engine_service.settings_env`, each default
+written once, as a `GatewayConfig` field); no I/O beyond that.
 
 | Variable | Default | Meaning |
 |---|---|---|
@@ -32,6 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from engine_service.settings_env import EnvError, env_float, env_int, env_str
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 # HTTP/2 keepalive: the SDKs ping every 20 s without calls; the server tolerates pings every 5 s or more and
@@ -41,41 +44,7 @@ SERVER_KEEPALIVE_TIME_MS = 30_000
 SERVER_KEEPALIVE_TIMEOUT_MS = 10_000
 
 
-class ConfigError(ValueError):
-    """A malformed environment variable; the message names it and what is expected."""
-
-
-def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum}, not {value}")
-    return value
-
-
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive, not {value}")
-    return value
-
-
-def _seconds_or_zero(env: Mapping[str, str], name: str) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "" or raw == "0":
-        return 0.0
-    return _float(env, name, 0.0)
+ConfigError = EnvError  # a malformed variable: the message names it, its value and what is expected
 
 
 def _host(address: str) -> str:
@@ -92,7 +61,7 @@ def _port(address: str, name: str) -> int:
 
 def _address(env: Mapping[str, str], name: str) -> str:
     """A HOST:PORT variable, checked here so a typo fails at start with the variable's name; unset: ""."""
-    raw = env.get(name) or ""
+    raw = env_str(env, name, "")
     if raw:
         _port(raw, name)
     return raw
@@ -139,27 +108,36 @@ class GatewayConfig:
 
     @staticmethod
     def from_env(env: Mapping[str, str] | None = None) -> GatewayConfig:
+        """The configuration from `env` (default `os.environ`): an unset or blank variable keeps the field's
+        default, a malformed one raises `ConfigError` naming it."""
         env = os.environ if env is None else env
+        d = GatewayConfig()
         return GatewayConfig(
-            bot_address=env.get("CARAVANSERAI_GATEWAY_ADDR") or "0.0.0.0:50051",
-            relay_address=env.get("CARAVANSERAI_RELAY_ADDR") or "127.0.0.1:50052",
-            relay_advertise=env.get("CARAVANSERAI_RELAY_ADVERTISE") or "",
+            bot_address=env_str(env, "CARAVANSERAI_GATEWAY_ADDR", d.bot_address),
+            relay_address=env_str(env, "CARAVANSERAI_RELAY_ADDR", d.relay_address),
+            relay_advertise=env_str(env, "CARAVANSERAI_RELAY_ADVERTISE", d.relay_advertise),
             decisions_address=_address(env, "CARAVANSERAI_RELAY_DECISIONS_ADDR"),
             decisions_advertise=_address(env, "CARAVANSERAI_RELAY_DECISIONS_ADVERTISE"),
-            auth=env.get("CARAVANSERAI_GATEWAY_AUTH") or "django",
-            redis_url=env.get("REDIS_URL") or None,
-            registry_path=Path(
-                env.get("CARAVANSERAI_REGISTRY_PATH") or PROJECT_ROOT / "var" / "gateway-registry.sqlite3"
+            auth=env_str(env, "CARAVANSERAI_GATEWAY_AUTH", d.auth),
+            redis_url=env_str(env, "REDIS_URL", "") or None,
+            registry_path=Path(env_str(env, "CARAVANSERAI_REGISTRY_PATH", str(d.registry_path))),
+            registry_prefix=env_str(env, "CARAVANSERAI_REGISTRY_PREFIX", d.registry_prefix),
+            max_message_bytes=env_int(
+                env, "CARAVANSERAI_GATEWAY_MAX_MESSAGE_BYTES", d.max_message_bytes, minimum=1024
             ),
-            registry_prefix=env.get("CARAVANSERAI_REGISTRY_PREFIX") or "cvs:gw",
-            max_message_bytes=_int(env, "CARAVANSERAI_GATEWAY_MAX_MESSAGE_BYTES", 4 * 1024 * 1024, 1024),
-            max_sessions_per_bot=_int(env, "CARAVANSERAI_GATEWAY_MAX_SESSIONS_PER_BOT", 4),
-            max_matches_per_stream=_int(env, "CARAVANSERAI_GATEWAY_MAX_MATCHES_PER_STREAM", 16),
-            hello_timeout=_float(env, "CARAVANSERAI_GATEWAY_HELLO_TIMEOUT", 10.0),
-            heartbeat=_float(env, "CARAVANSERAI_GATEWAY_HEARTBEAT", 2.0),
-            session_ttl=_float(env, "CARAVANSERAI_GATEWAY_SESSION_TTL", 10.0),
-            metrics_port=_int(env, "CARAVANSERAI_GATEWAY_METRICS_PORT", 0, minimum=0),
-            metrics_addr=env.get("CARAVANSERAI_GATEWAY_METRICS_ADDR") or "127.0.0.1",
-            drain_seconds=_seconds_or_zero(env, "CARAVANSERAI_GATEWAY_DRAIN_SECONDS"),
-            bot_uds=env.get("CARAVANSERAI_GATEWAY_UDS") or "",
+            max_sessions_per_bot=env_int(
+                env, "CARAVANSERAI_GATEWAY_MAX_SESSIONS_PER_BOT", d.max_sessions_per_bot, minimum=1
+            ),
+            max_matches_per_stream=env_int(
+                env, "CARAVANSERAI_GATEWAY_MAX_MATCHES_PER_STREAM", d.max_matches_per_stream, minimum=1
+            ),
+            hello_timeout=env_float(
+                env, "CARAVANSERAI_GATEWAY_HELLO_TIMEOUT", d.hello_timeout, positive=True
+            ),
+            heartbeat=env_float(env, "CARAVANSERAI_GATEWAY_HEARTBEAT", d.heartbeat, positive=True),
+            session_ttl=env_float(env, "CARAVANSERAI_GATEWAY_SESSION_TTL", d.session_ttl, positive=True),
+            metrics_port=env_int(env, "CARAVANSERAI_GATEWAY_METRICS_PORT", d.metrics_port, minimum=0),
+            metrics_addr=env_str(env, "CARAVANSERAI_GATEWAY_METRICS_ADDR", d.metrics_addr),
+            drain_seconds=env_float(env, "CARAVANSERAI_GATEWAY_DRAIN_SECONDS", d.drain_seconds, minimum=0),
+            bot_uds=env_str(env, "CARAVANSERAI_GATEWAY_UDS", d.bot_uds),
         )

@@ -86,3 +86,17 @@ def test_the_worker_metrics_port_is_read_by_the_shared_reader(monkeypatch: pytes
         metrics.serve_from_env()
     monkeypatch.setenv("CARAVANSERAI_WORKER_METRICS_PORT", "0")
     assert metrics.serve_from_env() is None
+
+
+def test_the_gateway_reads_its_variables_with_the_shared_readers() -> None:
+    from engine_service.gateway.config import ConfigError, GatewayConfig
+
+    assert GatewayConfig.from_env({"CARAVANSERAI_GATEWAY_HEARTBEAT": " "}) == GatewayConfig.from_env({})
+    assert GatewayConfig.from_env({}).max_sessions_per_bot == GatewayConfig().max_sessions_per_bot
+    assert GatewayConfig.from_env({"CARAVANSERAI_GATEWAY_DRAIN_SECONDS": "0"}).drain_seconds == 0.0
+    with pytest.raises(ConfigError, match="CARAVANSERAI_GATEWAY_HEARTBEAT must be positive, not 0"):
+        GatewayConfig.from_env({"CARAVANSERAI_GATEWAY_HEARTBEAT": "0"})
+    with pytest.raises(
+        EnvError, match="CARAVANSERAI_GATEWAY_MAX_MESSAGE_BYTES must be at least 1024, not 10"
+    ):
+        GatewayConfig.from_env({"CARAVANSERAI_GATEWAY_MAX_MESSAGE_BYTES": "10"})
