@@ -162,8 +162,21 @@ def static_value(state: Mp2State, seat: int) -> float:
     value = float(res["vp"])
     for name, (final, trade) in RESOURCE_VALUE.items():
         value += res[name] * (final + trade * late)
+    # Each part adds its terms to the running value in turn (not a sum of its own), so the total is the
+    # very float a single pass would give: greedy play stays the same for a seed.
+    value = _with_contracts(state, seat, value, late)
+    value = _with_posts_and_shields(state, seat, value, late, rounds_left)
+    # dice and Donata's figures still to place this round
+    for tok in state.dice[seat]:
+        pip = 6 if tok[0] == "F" else int(tok[1:])
+        value += DIE_VALUE + DIE_PIP * pip
+    value += len(state.spare_figs[seat]) * (DIE_VALUE + DIE_PIP * 6) * 0.6
+    value += caravan_value(state, seat)
+    return value
 
-    # contracts in hand, by the share of their cost already held
+
+def _with_contracts(state: Mp2State, seat: int, value: float, late: float) -> float:
+    """Contracts in hand, by the share of their cost already held, and the race for most contracts."""
     weight = CONTRACT_WEIGHT + 0.3 * late
     for cid in state.active[seat]:
         value += contract_prospect(state, seat, cid) * weight
@@ -178,10 +191,11 @@ def static_value(state: Mp2State, seat: int) -> float:
         value += MOST_CONTRACTS_VP * 0.55
     elif state.num_players > 2 and mine > 0:
         value += SECOND_CONTRACTS_VP * 0.5
-    value += 0.5 * mine * late
+    return value + 0.5 * mine * late
 
-    # shields, goal seals, posts and their income still to come; a movement in progress counts the posts
-    # its moved figures will place where they stand
+
+def _posts_with_moves(state: Mp2State, seat: int) -> list[str]:
+    """The seat's posts, with those a movement in progress will place where its moved figures stand."""
     posts = list(state.posts[seat])
     for effect in state.pending:
         if effect["t"] == "move" and int(effect["seat"]) == seat:
@@ -189,6 +203,12 @@ def static_value(state: Mp2State, seat: int) -> float:
                 node = state.figures[seat][int(fig)]
                 if node in POST_CITIES and node not in posts:
                     posts.append(node)
+    return posts
+
+
+def _with_posts_and_shields(state: Mp2State, seat: int, value: float, late: float, rounds_left: int) -> float:
+    """Shields, goal seals, posts and their income still to come."""
+    posts = _posts_with_moves(state, seat)
     held_shields = {SHIELD[c] for c in posts}
     shields = len(held_shields) + state.extra_shields[seat] + CHARACTER_SHIELDS.get(state.chars[seat], 0)
     goal = state.goals[seat]
@@ -214,12 +234,6 @@ def static_value(state: Mp2State, seat: int) -> float:
             value += SPECIAL_ROUND_VALUE * rounds_left + 0.8 * late
         if city in CONTRACT_CITIES:
             value += CONTRACT_CITY_VALUE * late
-    # dice and Donata's figures still to place this round
-    for tok in state.dice[seat]:
-        pip = 6 if tok[0] == "F" else int(tok[1:])
-        value += DIE_VALUE + DIE_PIP * pip
-    value += len(state.spare_figs[seat]) * (DIE_VALUE + DIE_PIP * 6) * 0.6
-    value += caravan_value(state, seat)
     return value
 
 
