@@ -376,7 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("game", help="versioned game id, e.g. expedition-v1 (see `caravan games`)")
         p.add_argument("--players", type=int, required=True)
         p.add_argument(
-            "--bots", required=True, help="house bots by seat, comma-separated: random, greedy, mcts[:N]"
+            "--bots",
+            required=True,
+            help="house bots by seat, comma-separated: random, greedy, search, search-strong, mcts[:N]",
         )
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a game option")

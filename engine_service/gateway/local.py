@@ -303,7 +303,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a game option")
     parser.add_argument(
-        "--house", default="greedy", help="house bot for the other seats: random, greedy, mcts"
+        "--house",
+        default="greedy",
+        help="house bot for the other seats: random, greedy, search, search-strong, mcts[:N]",
     )
     parser.add_argument("--matches", type=int, default=1)
     parser.add_argument("--seat", type=int, default=None, help="your seat in every match (default: rotating)")

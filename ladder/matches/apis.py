@@ -178,7 +178,7 @@ class PracticeMatchInputSerializer(serializers.Serializer[Any]):
         min_length=1,
         max_length=4,
         help_text="seats 1, 2, ...: a house bot's policy name (see LADDER_PRACTICE_HOUSE_POLICIES, by default "
-        "random, greedy, mcts:25) or the id of a bot that accepts challenges (or is yours)",
+        "random, greedy, search) or the id of a bot that accepts challenges (or is yours)",
     )
 
 

@@ -57,6 +57,15 @@ def test_the_owner_uploads_on_the_page_and_sees_the_log(
     )
 
 
+def test_the_bot_page_links_its_owner_to_hosting(
+    alice: Client, bob: Client, make_bot: Callable[..., Bot]
+) -> None:
+    bot = make_bot()
+    link = f'href="/bots/{bot.pk}/hosted/"'
+    assert link in alice.get(f"/bots/{bot.pk}/").content.decode()
+    assert link not in bob.get(f"/bots/{bot.pk}/").content.decode()
+
+
 def test_a_bad_archive_on_the_page_stores_nothing(
     alice: Client, bob: Client, make_bot: Callable[..., Bot]
 ) -> None:
