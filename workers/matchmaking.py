@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db.models import Count
+from django.db.models import Count, Max
 
 from engine_service.gateway.registry import online_bots
 from ladder.bots.models import Bot
@@ -141,6 +141,22 @@ def create_tables(ladder: Ladder, tables: list[Table]) -> list[int]:
     return created
 
 
+def ladders_longest_unserved_first(rng: random.Random) -> list[tuple[Ladder, bool]]:
+    """Active ladders with whether each ever had a match, the one whose latest match is oldest first (never
+    matched: before all), ties in random order. Shared capacity frees one bot at a time, so a fixed or
+    random order lets ladders of small tables take it before a larger table's seats are ever free together."""
+    ladders = list(Ladder.objects.filter(active=True).order_by("id"))
+    latest = dict(
+        Match.objects.filter(ladder__in=ladders)
+        .values("ladder")
+        .annotate(latest=Max("id"))
+        .values_list("ladder", "latest")
+    )
+    rng.shuffle(ladders)
+    ladders.sort(key=lambda ladder: latest.get(ladder.pk) or 0)  # stable: ties keep the shuffle
+    return [(ladder, ladder.pk in latest) for ladder in ladders]
+
+
 def matchmake(
     *, rng: random.Random | None = None, duplicate_sets: bool | None = None
 ) -> dict[str, list[int]]:
@@ -153,9 +169,7 @@ def matchmake(
     busy = in_flight(list(online))
     free = {b: max(0, o.capacity - max(busy[b], o.matches)) for b, o in online.items()}
     created: dict[str, list[int]] = {}
-    ladders = list(Ladder.objects.filter(active=True).order_by("id"))
-    rng.shuffle(ladders)  # no ladder always gets first pick of the shared capacity
-    for ladder in ladders:
+    for ladder, served in ladders_longest_unserved_first(rng):
         if not any(free.values()):
             break
         waiting = Match.objects.filter(ladder=ladder, status=MatchStatus.QUEUED).count()
@@ -177,6 +191,11 @@ def matchmake(
         ids = create_tables(ladder, tables)
         if ids:
             created[ladder.slug] = ids
+        elif not served and len(candidates) >= ladder.num_players:
+            # A ladder never matched keeps the free seats of its bots until it can fill a table.
+            for c in candidates:
+                if not c.house:
+                    free[c.bot_id] = 0
     if created:
         log.info("matchmaking: %s", ", ".join(f"{slug} +{len(ids)}" for slug, ids in created.items()))
     return created

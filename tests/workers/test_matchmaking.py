@@ -143,3 +143,19 @@ def test_practice_matches_are_sent_once_each(sent, make_bot, user):
     assert matchmaking.send_practice_matches() == []  # sent: the next pass leaves them alone
     assert sent == [first.pk, second.pk]
     assert set(Match.objects.values_list("status", flat=True)) == {MatchStatus.QUEUED}
+
+
+def test_a_ladder_never_matched_holds_its_bots_free_seats_until_it_fills_a_table(registry, sent, make_bot):
+    pairs = ladder_create(game_id="expedition-v1", num_players=2, house_bots_allowed=False, slug="pairs")
+    triples = ladder_create(game_id="expedition-v1", num_players=3, house_bots_allowed=False, slug="triples")
+    a, b, c, d = (make_bot() for _ in range(4))
+    connect(registry, a, capacity=1)
+    connect(registry, b, capacity=1)
+    assert list(matchmaking.matchmake(rng=random.Random(9))) == [pairs.slug]  # triples cannot seat 3 yet
+    connect(registry, c, capacity=1)
+    connect(registry, d, capacity=1)
+    # c and d are free, enough for `pairs`, but `triples` was never matched: it keeps them for itself
+    assert matchmaking.matchmake(rng=random.Random(10)) == {}
+    Match.objects.filter(ladder=pairs).update(status=MatchStatus.DONE)
+    created = matchmaking.matchmake(rng=random.Random(11))
+    assert list(created) == [triples.slug] and len(created[triples.slug]) == 1
