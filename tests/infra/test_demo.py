@@ -190,9 +190,12 @@ def test_demo_never_stalls_and_stops_cleanly_on_sigterm(tmp_path):
         print(f"first match printed {first_at - urls_at:.1f}s after the URLs")
         check_web_bot(demo, base.group(1))
         elapsed = time.monotonic() - urls_at
-        waited = wait_until(
-            lambda: not ladders_without_done(demo), EVERY_LADDER_SECONDS - elapsed, "every ladder rated"
-        )
+        try:
+            waited = wait_until(
+                lambda: not ladders_without_done(demo), EVERY_LADDER_SECONDS - elapsed, "every ladder rated"
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; without a rated match: {ladders_without_done(demo)}") from None
         print(f"every ladder had a rated match {elapsed + waited:.0f}s after the URLs")
         wait_until(lambda: finished_out_of_order(demo), 60, "a match finishing after a later id")
     finally:
