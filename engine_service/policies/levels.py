@@ -59,7 +59,8 @@ class HouseLevel:
             )
         return (
             f"House level '{self.level}', {_ordinal(self.rank or 0)} of {len(LEVELS)} by strength ({order}); "
-            "seat-rotated seeded series measure that order in every game (bench/results/strengths.json)."
+            "seat-rotated seeded series measure it, and bench/results/strengths.json says which neighbours they "
+            "tell apart in each game."
         )
 
 
