@@ -31,11 +31,12 @@ from functools import cache
 from typing import Any
 
 from bench.common import print_table, wilson, write_results
-from engine_service.games import Action, get_game
+from engine_service.games import Action, GameSpec, GameState, get_game
 from engine_service.games.dragonda.board import BOARD, GOODS, HOME, MEANS_TABLE, PASSES, REQUIRED
 from engine_service.games.dragonda.rules import WIN_XP, DragondaState, cargo_total
 from engine_service.policies import make_policy
 from engine_service.policies.base import Policy
+from engine_service.policies.greedy import GreedyPolicy
 
 GAME_ID = "dragonda-v1"
 PLAYERS = 3
@@ -45,29 +46,14 @@ TIMED_GAMES = 4  # new-against-old games whose positions both evaluations are ti
 TIMING_PASSES = 3  # timed passes of each evaluation over those positions, alternating; the fastest counts
 
 
-class FrozenGreedy(Policy):
-    """The house greedy bot's loop (`engine_service/policies/greedy.py`) over the previous evaluation."""
+class FrozenGreedy(GreedyPolicy):
+    """The house greedy bot (same sampling and tie-breaking) judging by the previous evaluation."""
 
     name = "greedy-old"
 
-    def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
-        if len(legal_actions) == 1:
-            return legal_actions[0].id
-        spec = get_game(GAME_ID)
-        seat = int(observation["seat"])
-        base = spec.sample_state(observation, self.rng)
-        best: list[str] = []
-        best_value = float("-inf")
-        for action in legal_actions:
-            trial = base.clone()
-            trial.apply(seat, action.id)
-            assert isinstance(trial, DragondaState)
-            value = old_heuristic(trial, seat)
-            if value > best_value + 1e-9:
-                best, best_value = [action.id], value
-            elif abs(value - best_value) <= 1e-9:
-                best.append(action.id)
-        return self.rng.choice(best)
+    def evaluate(self, spec: GameSpec, state: GameState, seat: int) -> float:
+        assert isinstance(state, DragondaState)
+        return old_heuristic(state, seat)
 
 
 def make_bot(kind: str, seed: int) -> Policy:

@@ -23,13 +23,13 @@ import os
 import statistics
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from bench.common import print_table, wilson, write_results
-from engine_service.games import Action, get_game, make
+from engine_service.games import Action, GameSpec, GameState, make
 from engine_service.games.mp2.rules import Mp2State
 from engine_service.games.mp2.scoring import (
     CHARACTER_SHIELDS,
@@ -52,6 +52,7 @@ from engine_service.games.mp2.tables import (
 )
 from engine_service.policies import make_policy
 from engine_service.policies.base import Policy
+from engine_service.policies.greedy import GreedyPolicy
 
 GAME = "mp2-v1"
 PLAYERS = 3
@@ -173,29 +174,14 @@ def _old_static_value(state: Mp2State, seat: int) -> float:
     return value
 
 
-class FrozenGreedy(Policy):
-    """The greedy house bot (`engine_service/policies/greedy.py`, same sampling and tie-breaking) on the
-    previous evaluation."""
+class FrozenGreedy(GreedyPolicy):
+    """The house greedy bot (same sampling and tie-breaking) judging by the previous evaluation."""
 
     name = "greedy-old"
 
-    def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
-        if len(legal_actions) == 1:
-            return legal_actions[0].id
-        spec = get_game(str(observation["game_id"]))
-        seat = int(observation["seat"])
-        base = spec.sample_state(observation, self.rng)
-        best: list[str] = []
-        best_value = float("-inf")
-        for action in legal_actions:
-            trial = base.clone()
-            trial.apply(seat, action.id)
-            value = _old_evaluate(trial, seat)  # type: ignore[arg-type]
-            if value > best_value + 1e-9:
-                best, best_value = [action.id], value
-            elif abs(value - best_value) <= 1e-9:
-                best.append(action.id)
-        return self.rng.choice(best)
+    def evaluate(self, spec: GameSpec, state: GameState, seat: int) -> float:
+        assert isinstance(state, Mp2State)
+        return _old_evaluate(state, seat)
 
 
 # --- one game -----------------------------------------------------------------------------------------------

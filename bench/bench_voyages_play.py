@@ -28,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from bench.common import print_table, rotations, write_results
-from engine_service.games import Action, get_game, make
+from engine_service.games import Action, GameSpec, GameState, make
 from engine_service.games.common.dice import value_of
 from engine_service.games.voyages.rules import VoyagesState
 from engine_service.games.voyages.scoring import MOST_CONTRACTS_VP, beijing_vp, goal_points
@@ -43,6 +43,7 @@ from engine_service.games.voyages.tables import (
 )
 from engine_service.policies import make_policy
 from engine_service.policies.base import Policy
+from engine_service.policies.greedy import GreedyPolicy
 from engine_service.referee import HouseSeat, run_match
 
 GAME = "voyages-v1"
@@ -175,29 +176,14 @@ def _old_pending(state: VoyagesState, seat: int, effect: dict[str, Any], late: f
     return 0.0
 
 
-class OldGreedy(Policy):
-    """The greedy house bot with the frozen previous evaluation (`engine_service.policies.greedy`'s loop)."""
+class OldGreedy(GreedyPolicy):
+    """The house greedy bot (same sampling and tie-breaking) judging by the frozen previous evaluation."""
 
     name = "greedy-old"
 
-    def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
-        if len(legal_actions) == 1:
-            return legal_actions[0].id
-        spec = get_game(GAME)
-        seat = int(observation["seat"])
-        base = spec.sample_state(observation, self.rng)
-        assert isinstance(base, VoyagesState)
-        best: list[str] = []
-        best_value = float("-inf")
-        for action in legal_actions:
-            trial = base.clone()
-            trial.apply(seat, action.id)
-            value = old_evaluate(trial, seat)
-            if value > best_value + 1e-9:
-                best, best_value = [action.id], value
-            elif abs(value - best_value) <= 1e-9:
-                best.append(action.id)
-        return self.rng.choice(best)
+    def evaluate(self, spec: GameSpec, state: GameState, seat: int) -> float:
+        assert isinstance(state, VoyagesState)
+        return old_evaluate(state, seat)
 
 
 class Timed(Policy):
