@@ -12,6 +12,8 @@ Measured side by side in one run, on this machine, with real processes on loopba
   bot's gRPC stream) -> a bot process answering at once -> back: two hops each way, only the bot's one
   gRPC, the request encoded in the worker and passed through the gateway undecoded;
 - relay + SDK: the same with the Python SDK's random example bot (JSON decoding, a worker thread per call);
+- relay, asyncio loop: the relay through a second gateway process on the standard library's event loop
+  (CARAVANSERAI_GATEWAY_EVENT_LOOP=asyncio) to a bot of its own, against the default gateway on uvloop;
 - multiplexed: `MUX_SEATS` seats in as many threads of this process, all on its one decision connection to
   the gateway, each deciding as fast as its bot answers (50 protocol-level bots in one swarm process);
 - matches: 25 matches between those bots played concurrently by 25 referee threads (engine included).
@@ -341,6 +343,7 @@ def _setup(work: Path) -> dict[str, str]:
         {"token": f"bench-{i}", "bot_id": f"b{i}", "name": f"b{i}", "games": [GAME], "max_concurrent": 4}
         for i in range(SWARM)
     ]
+    tokens.append({"token": "bench-a0", "bot_id": "a0", "name": "a0", "games": [GAME], "max_concurrent": 4})
     (work / "tokens.json").write_text(json.dumps(tokens))
     os.environ.pop("REDIS_URL", None)
     return {
@@ -356,9 +359,14 @@ def _start_helpers(work: Path, processes: list[subprocess.Popen[str]]) -> dict[s
     """Gateway, echo server, bot swarm and SDK bot; returns their pids once every bot is connected."""
     from engine_service.gateway.registry import SqliteRegistry
 
-    gateway = _spawn(["-m", "engine_service.gateway.server"], _setup(work))
-    processes.append(gateway)
+    env = _setup(work)
+    gateway = _spawn(["-m", "engine_service.gateway.server"], env)
+    on_asyncio = _spawn(
+        ["-m", "engine_service.gateway.server"], {**env, "CARAVANSERAI_GATEWAY_EVENT_LOOP": "asyncio"}
+    )
+    processes += [gateway, on_asyncio]
     target = f"127.0.0.1:{_wait_ready(gateway)['bot_port']}"
+    asyncio_target = f"127.0.0.1:{_wait_ready(on_asyncio)['bot_port']}"
     port_file = work / "raw.port"
     echo = _spawn(["-m", "bench.bench_relay", "--serve-raw", str(port_file)])
     processes.append(echo)
@@ -372,23 +380,26 @@ def _start_helpers(work: Path, processes: list[subprocess.Popen[str]]) -> dict[s
         ["-m", "bench.bench_relay", "--serve-proxy", f"127.0.0.1:{port_file.read_text()}", str(proxy_file)]
     )
     swarm = _spawn(["-m", "bench.bench_relay", "--swarm", target, str(SWARM), "bench-"])
+    asyncio_bot = _spawn(["-m", "bench.bench_relay", "--swarm", asyncio_target, "1", "bench-a"])
     sdk_bot = _spawn(
         [str(ROOT / "clients/python/examples/random_bot.py"), "--target", target, "--token", "bench-sdk"],
         {"PYTHONPATH": f"{ROOT / 'clients/python'}{os.pathsep}{ROOT}"},
     )
-    processes += [proxy, swarm, sdk_bot]
+    processes += [proxy, swarm, asyncio_bot, sdk_bot]
     registry = SqliteRegistry(work / "registry.sqlite3")
     deadline = time.monotonic() + 60
     while (
         not proxy_file.exists()
         or not proxy_file.read_text()
-        or len({s.bot_id for s in registry.sessions()}) < SWARM + 1
+        or len({s.bot_id for s in registry.sessions()}) < SWARM + 2
     ):
         if time.monotonic() > deadline:
             raise RuntimeError("helpers did not come up")
         time.sleep(0.1)
     return {
         "gateway": gateway.pid,
+        "gateway_asyncio": on_asyncio.pid,
+        "asyncio_bot": asyncio_bot.pid,
         "echo": echo.pid,
         "proxy": proxy.pid,
         "swarm": swarm.pid,
@@ -407,27 +418,34 @@ def _seat(registry: Any, bot_id: str, match_id: str, request: Any) -> tuple[Any,
 def _round_trips(
     registry: Any, request: Any, pids: dict[str, int], port: int, proxy_port: int
 ) -> dict[str, Any]:
-    """Alternating blocks: raw ping-pong, the bare proxy, relay to a protocol-level bot, relay to the SDK
-    bot."""
+    """Alternating blocks: raw ping-pong, the bare proxy, relay to a protocol-level bot (through the gateway
+    on uvloop, then the one on asyncio's loop), relay to the SDK bot."""
     raw = RawPingPong(port, _payload(request))
     proxy = ProxyPingPong(proxy_port, _payload(request))
     proto_seat, proto_request = _seat(registry, "b0", "bench-proto", request)
+    asyncio_seat, asyncio_request = _seat(registry, "a0", "bench-asyncio", request)
     sdk_seat, sdk_request = _seat(registry, "sdk", "bench-sdk", request)
     raw.rounds(100)
     proxy.rounds(100)
     _relay_rounds(proto_seat, proto_request, 100)
+    _relay_rounds(asyncio_seat, asyncio_request, 100)
     _relay_rounds(sdk_seat, sdk_request, 100)
-    times: dict[str, list[float]] = {"raw": [], "bare_proxy": [], "relay": [], "relay_sdk": []}
+    names = ("raw", "bare_proxy", "relay", "relay_asyncio", "relay_sdk")
+    times: dict[str, list[float]] = {name: [] for name in names}
     meters = {
         "raw": CpuMeter({"echo": pids["echo"]}),
         "bare_proxy": CpuMeter({"gateway": pids["proxy"], "bot": pids["echo"]}),
         "relay": CpuMeter({"gateway": pids["gateway"], "bot": pids["swarm"]}),
+        "relay_asyncio": CpuMeter({"gateway": pids["gateway_asyncio"], "bot": pids["asyncio_bot"]}),
         "relay_sdk": CpuMeter({"gateway": pids["gateway"], "bot": pids["sdk"]}),
     }
     for _ in range(BLOCKS):
         times["raw"] += meters["raw"].run(lambda: raw.rounds(PER_BLOCK))
         times["bare_proxy"] += meters["bare_proxy"].run(lambda: proxy.rounds(PER_BLOCK))
         times["relay"] += meters["relay"].run(lambda: _relay_rounds(proto_seat, proto_request, PER_BLOCK))
+        times["relay_asyncio"] += meters["relay_asyncio"].run(
+            lambda: _relay_rounds(asyncio_seat, asyncio_request, PER_BLOCK)
+        )
         times["relay_sdk"] += meters["relay_sdk"].run(
             lambda: _relay_rounds(sdk_seat, sdk_request, PER_BLOCK // 2)
         )
@@ -538,6 +556,7 @@ def _report(
             _row("raw grpc.aio bidi ping-pong", raw, raw),
             _row("bare proxy (bytes only)", trips["bare_proxy"], raw),
             _row("relay (protocol-level bot)", trips["relay"], raw),
+            _row("relay, gateway on asyncio loop", trips["relay_asyncio"], raw),
             _row("relay (Python SDK bot)", trips["relay_sdk"], raw),
             _row(f"relay, {mux['seats']} seats multiplexed", mux, None),
         ],
@@ -586,6 +605,7 @@ def main() -> int:
             "ratio_p50": relay["p50_ms"] / raw["p50_ms"],
             "ratio_p99": relay["p99_ms"] / raw["p99_ms"],
             "ratio_p50_bare_proxy": trips["bare_proxy"]["p50_ms"] / raw["p50_ms"],
+            "ratio_p50_asyncio_loop": trips["relay_asyncio"]["p50_ms"] / raw["p50_ms"],
             "multiplexed": mux,
             "throughput": matches,
         },

@@ -24,6 +24,7 @@ written once, as a `GatewayConfig` field); no I/O beyond that.
 | CARAVANSERAI_GATEWAY_METRICS_ADDR | 127.0.0.1 | the metrics server's address |
 | CARAVANSERAI_GATEWAY_DRAIN_SECONDS | 0 | SIGTERM drains for up to this long (no new streams or matches, exit once idle); 0: close at once |
 | CARAVANSERAI_GATEWAY_UDS | unset | also serve bots on this Unix-domain socket path (hosted bots' sandboxes); unset: none |
+| CARAVANSERAI_GATEWAY_EVENT_LOOP | uvloop | the gateway's asyncio event loop: `uvloop` (libuv) or `asyncio` (the standard library's) |
 """
 
 from __future__ import annotations
@@ -67,6 +68,17 @@ def _address(env: Mapping[str, str], name: str) -> str:
     return raw
 
 
+EVENT_LOOPS = ("uvloop", "asyncio")
+
+
+def _event_loop(env: Mapping[str, str]) -> str:
+    name = "CARAVANSERAI_GATEWAY_EVENT_LOOP"
+    raw = env_str(env, name, EVENT_LOOPS[0])
+    if raw not in EVENT_LOOPS:
+        raise ConfigError(f"{name} must be one of {', '.join(EVENT_LOOPS)}, not {raw!r}")
+    return raw
+
+
 @dataclass(frozen=True)
 class GatewayConfig:
     bot_address: str = "0.0.0.0:50051"
@@ -88,6 +100,7 @@ class GatewayConfig:
     metrics_addr: str = "127.0.0.1"
     drain_seconds: float = 0.0
     bot_uds: str = ""
+    event_loop: str = "uvloop"
 
     @property
     def advertised_relay(self) -> str:
@@ -140,4 +153,5 @@ class GatewayConfig:
             metrics_addr=env_str(env, "CARAVANSERAI_GATEWAY_METRICS_ADDR", d.metrics_addr),
             drain_seconds=env_float(env, "CARAVANSERAI_GATEWAY_DRAIN_SECONDS", d.drain_seconds, minimum=0),
             bot_uds=env_str(env, "CARAVANSERAI_GATEWAY_UDS", d.bot_uds),
+            event_loop=_event_loop(env),
         )

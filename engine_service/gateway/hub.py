@@ -121,7 +121,8 @@ class Pending:
 
     def start(self) -> bytes:
         """At the moment of writing: start the clock and the deadline timer, frame the request."""
-        self.sent_at = self._loop.time()
+        # the clock reads time.monotonic(), not the loop's time: uvloop's is cached per loop turn, in ms
+        self.sent_at = time.monotonic()
         limit_ms = self.call.time_limit_ms
         self._timer = self._loop.call_later(limit_ms / 1000.0, self._expire)
         return frame_decision_request(self.call.decision_request, now_ms() + limit_ms)
@@ -133,7 +134,7 @@ class Pending:
     def resolve(self, answer: Answer) -> None:
         """The first answer wins (the bot's, the timer's or the stream's end); the clock stops there."""
         if self.answer is None:
-            self.answered_at = self._loop.time()
+            self.answered_at = time.monotonic()
             self.answer = answer
             self.stop_timer()
             self._on_answer(self, answer)

@@ -31,6 +31,7 @@ import threading
 from collections.abc import Iterable
 
 import grpc
+import uvloop
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -282,7 +283,7 @@ class GatewayThread:
         return self
 
     def _run(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_event_loop(self.config)
         try:
             self.loop.run_until_complete(self._main())
         finally:
@@ -340,6 +341,16 @@ class GatewayThread:
         self._thread.join(30)
 
 
+def new_event_loop(config: GatewayConfig) -> asyncio.AbstractEventLoop:
+    """The gateway's event loop, of the kind `config.event_loop` names. uvloop (libuv) is the default: every
+    relayed decision is a few loop turns (the worker's frame read, the bot's write and read completions from
+    grpc.aio's poller, the reply's write), and under uvloop the gateway spends less CPU on each (see
+    bench/README.md, relay)."""
+    if config.event_loop == "uvloop":
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
 async def serve(config: GatewayConfig) -> None:
     # grpc.aio hands each completion (a bot's answer read, a write done) from its poller thread to the loop,
     # which takes the GIL: with Python's default 5 ms switch interval, a loop busy with other streams and
@@ -355,6 +366,7 @@ async def serve(config: GatewayConfig) -> None:
         "bot_port": gateway.bot_port,
         "relay_address": gateway.config.advertised_relay,
         "decisions_address": gateway.config.decisions_advertise,
+        "event_loop": type(asyncio.get_running_loop()).__module__.split(".")[0],  # uvloop or asyncio
     }
     print(f"READY {json.dumps(ready)}", flush=True)  # one machine-readable line for supervisors and tests
     drain, stop = asyncio.Event(), asyncio.Event()
@@ -408,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     config = config.with_(**changes)
     try:
-        asyncio.run(serve(config))
+        with asyncio.Runner(loop_factory=lambda: new_event_loop(config)) as runner:
+            runner.run(serve(config))
     except (OSError, ValueError) as exc:
         print(f"gateway: {exc}", file=sys.stderr)
         return 1

@@ -24,6 +24,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import cast
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -238,8 +239,8 @@ class DecisionLink(asyncio.BufferedProtocol):
         self._buffer = memoryview(bytearray(READ_BYTES))
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # a stream transport (asyncio's own or uvloop's, which is not an `asyncio.Transport` subclass)
+        self._transport = cast(asyncio.Transport, transport)
         self._links.add(self)
 
     def get_buffer(self, sizehint: int) -> memoryview:
