@@ -33,6 +33,7 @@ from engine_service.games import GameError, GameState, get_game, list_games
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, MatchRecord, ReplayMismatch, frame_with_words, run_match, verify
 from engine_service.referee.record import RecordError
+from engine_service.referee.result import MatchResult
 
 out = Console()
 err = Console(stderr=True)
@@ -139,21 +140,19 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def _print_result(record: MatchRecord, bots: Sequence[str]) -> None:
-    assert record.result is not None
-    game = record.result["game"]
-    table = Table(title=f"{record.game_id}, seed {record.seed}: {game['reason']} after {record.steps} steps")
+    result = MatchResult.of(record)
+    title = f"{record.game_id}, seed {record.seed}: {result.game_reason} after {record.steps} steps"
+    table = Table(title=title)
     for column in ("rank", "seat", "bot", "score", "tie-break", "faults"):
         table.add_column(column, justify="right" if column in ("rank", "seat", "score") else "left")
-    order = sorted(range(record.num_players), key=lambda s: record.result["ranks"][s])  # type: ignore[index]
-    for seat in order:
-        faults = [f for f in record.faults if f.seat == seat]
+    for seat in sorted(result.seats, key=lambda s: s.rank):
         table.add_row(
-            str(record.result["ranks"][seat]),
-            str(seat),
-            bots[seat],
-            str(game["scores"][seat]),
-            json.dumps(game["tiebreaks"][seat]),
-            str(len(faults)) if faults else "",
+            str(seat.rank),
+            str(seat.seat),
+            bots[seat.seat],
+            str(seat.score),
+            json.dumps(result.game["tiebreaks"][seat.seat]),
+            str(len(seat.faults)) if seat.faults else "",
         )
     out.print(table)
 
@@ -195,12 +194,12 @@ def series_schedule(bots: Sequence[str], games: int, seed: int) -> list[tuple[in
 def _series_game(job: tuple[str, int, list[str], int, dict[str, Any]]) -> dict[str, Any]:
     game_id, players, bots, seed, options = job
     record = play_one(game_id, players, bots, seed, options)
-    assert record.result is not None
+    result = MatchResult.of(record)
     return {
-        "ranks": record.result["ranks"],
-        "scores": record.result["game"]["scores"],
+        "ranks": result.ranks,
+        "scores": result.scores,
         "faults": len(record.faults),
-        "reason": record.result["game"]["reason"],
+        "reason": result.game_reason,
     }
 
 
