@@ -71,9 +71,9 @@ def _address(env: Mapping[str, str], name: str) -> str:
 EVENT_LOOPS = ("uvloop", "asyncio")
 
 
-def _event_loop(env: Mapping[str, str]) -> str:
+def _event_loop(env: Mapping[str, str], default: str) -> str:
     name = "CARAVANSERAI_GATEWAY_EVENT_LOOP"
-    raw = env_str(env, name, EVENT_LOOPS[0])
+    raw = env_str(env, name, default)
     if raw not in EVENT_LOOPS:
         raise ConfigError(f"{name} must be one of {', '.join(EVENT_LOOPS)}, not {raw!r}")
     return raw
@@ -153,5 +153,5 @@ class GatewayConfig:
             metrics_addr=env_str(env, "CARAVANSERAI_GATEWAY_METRICS_ADDR", d.metrics_addr),
             drain_seconds=env_float(env, "CARAVANSERAI_GATEWAY_DRAIN_SECONDS", d.drain_seconds, minimum=0),
             bot_uds=env_str(env, "CARAVANSERAI_GATEWAY_UDS", d.bot_uds),
-            event_loop=_event_loop(env),
+            event_loop=_event_loop(env, d.event_loop),
         )

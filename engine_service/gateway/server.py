@@ -344,8 +344,8 @@ class GatewayThread:
 def new_event_loop(config: GatewayConfig) -> asyncio.AbstractEventLoop:
     """The gateway's event loop, of the kind `config.event_loop` names. uvloop (libuv) is the default: every
     relayed decision is a few loop turns (the worker's frame read, the bot's write and read completions from
-    grpc.aio's poller, the reply's write), and under uvloop the gateway spends less CPU on each (see
-    bench/README.md, relay)."""
+    grpc.aio's poller, the reply's write), and under uvloop the gateway spends less CPU on each
+    (`python -m bench relay` runs a gateway on each loop side by side)."""
     if config.event_loop == "uvloop":
         return uvloop.new_event_loop()
     return asyncio.new_event_loop()
