@@ -13,7 +13,8 @@ def main(argv: list[str]) -> int:
     names = sorted(
         m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("bench_")
     )
-    wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv] or names
+    given = [a for a in argv if not a.startswith("-")]  # flags (`capacity --write`) are the modules' own
+    wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in given] or names
     unknown = [n for n in wanted if n not in names]
     if unknown:
         print(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(names)}", file=sys.stderr)

@@ -523,8 +523,8 @@ def test_a_gateway_has_time_to_drain_and_beat_is_one():
 
 
 def test_resource_requests_follow_the_capacity_model():
-    """The requests cover infra/README.md's measured figures: a worker process 130 MB plus 0.35 MB per match
-    in flight, a gateway 90 MB, each planned at 0.7 of a core (read from the README, not copied)."""
+    """The requests cover infra/README.md's measured figures (a worker process's base plus its cost per match
+    in flight, a gateway's memory, each process planned at 0.7 of a core), read from the README, not copied."""
     text = README.read_text()
     per_process, per_match = map(
         float, re.search(r"(\d+) MB per process \+ ([\d.]+) MB per match", text).groups()
