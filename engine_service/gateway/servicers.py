@@ -44,6 +44,7 @@ log = logging.getLogger("caravanserai.gateway")
 
 READ_BYTES = 64 * 1024  # a decision connection's read buffer
 HALF_CLOSE_SETTLE_SECONDS = 0.2  # a cancelled call's reads end first, its cancellation follows at once
+REFUSAL_READ_SECONDS = 1.0  # how long a refused stream waits for the bot's first message before it ends
 HALF_CLOSED = "the bot half-closed its stream (it ended its side of the call)"
 CANCELLED = (
     "the bot's call was cancelled or its connection broke (a cancel, a process that exited or was "
@@ -97,6 +98,7 @@ class BotServicer:
         try:
             identity = await hub.authenticate(token_from_metadata(context.invocation_metadata()))
         except Refusal as refusal:
+            await _take_first_message(context)
             await context.abort(refusal.code, refusal.message)
         # read with `context.read()`, not through `request_iterator` (an async generator over it: a layer
         # less for every message)
@@ -173,6 +175,15 @@ class BotServicer:
             raise
         except Exception as exc:
             session.request_close(grpc.StatusCode.CANCELLED, f"reading the bot's stream failed: {exc}")
+
+
+async def _take_first_message(context: grpc.aio.ServicerContext) -> None:
+    """Before refusing a stream, read the bot's first message (its Hello, sent as it connects) if it comes
+    within REFUSAL_READ_SECONDS: a grpc.aio client whose write is still in flight when the stream ends can
+    report INTERNAL ("Internal error from Core") instead of the refusal, and the SDK would then retry a token
+    that can never work."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(context.read(), REFUSAL_READ_SECONDS)
 
 
 def _oversized(message: Oversized) -> Refusal:
