@@ -68,10 +68,11 @@ def inputs(runner: dict[str, Any], load: dict[str, Any], engine: dict[str, Any])
         load["concurrent"] / workers["processes"],
     )
     per_match = (loaded_mb - alone_mb) / (loaded_matches - alone_matches)
-    games = {
-        GAMES[g["game_id"]]: (g["decisions_per_game"], 1.0 / g["decisions_per_second"])
-        for g in engine["games"]
-        if g["game_id"] in GAMES
+    measured = {g["game_id"]: g for g in engine["games"]}
+    games = {  # in GAMES' order
+        name: (measured[g]["decisions_per_game"], 1.0 / measured[g]["decisions_per_second"])
+        for g, name in GAMES.items()
+        if g in measured
     }
     return Inputs(
         worker_cpu=load["cpu_us_per_relayed_decision"]["worker"] / 1e6,
@@ -80,11 +81,11 @@ def inputs(runner: dict[str, Any], load: dict[str, Any], engine: dict[str, Any])
         worker_base_mb=round(alone_mb - per_match * alone_matches),
         per_match_mb=round(per_match, 2),
         gateway_mb=round(load["processes"]["gateway"]["rss_peak_mb"]),
-        games=dict(sorted(games.items(), key=lambda kv: list(GAMES.values()).index(kv[0]))),
+        games=games,
     )
 
 
-def _processes(model: Inputs, worker_cores: float, gateway_cores: float, in_flight: float) -> tuple[int, int]:
+def _processes(worker_cores: float, gateway_cores: float, in_flight: float) -> tuple[int, int]:
     workers = max(math.ceil(worker_cores / PLAN_SHARE), math.ceil(in_flight / MATCHES_PER_WORKER))
     return workers, math.ceil(gateway_cores / PLAN_SHARE)
 
@@ -99,7 +100,7 @@ def concurrent_rows(model: Inputs, matches: int = 1000) -> list[str]:
     for think, label in THINK:
         per_second = matches / (think + model.overhead)
         worker, gateway = per_second * model.worker_cpu, per_second * model.gateway_cpu
-        w, g = _processes(model, worker, gateway, matches)
+        w, g = _processes(worker, gateway, matches)
         memory = _memory_gb(model, w, g, matches)
         rows.append(
             f"| {label} | {per_second:,.0f} | {worker:.1f} | {gateway:.1f} | {w} + {g} | {memory:.1f} GB |"
@@ -116,7 +117,7 @@ def daily_rows(model: Inputs, per_day: float = 1e6) -> list[str]:
             per_day * decisions * model.gateway_cpu / 86400,
         )
         in_flight = [per_day * decisions * (think + model.overhead) / 86400 for think, _ in THINK]
-        memory = [_memory_gb(model, *_processes(model, worker, gateway, m), m) for m in in_flight]
+        memory = [_memory_gb(model, *_processes(worker, gateway, m), m) for m in in_flight]
         flights = " / ".join(f"{m:,.0f}" for m in in_flight)
         rows.append(
             f"| {name} | {worker:.1f} + {gateway:.1f} | {flights} | {' / '.join(f'{m:.1f}' for m in memory)} GB |"
