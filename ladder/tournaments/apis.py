@@ -15,12 +15,15 @@ from rest_framework.views import APIView
 from ladder.core.api import NewestFirstCursor
 from ladder.core.schema import cursor_page
 from ladder.tournaments import selectors, services
-from ladder.tournaments.models import Tournament, TournamentFormat, TournamentStatus
+from ladder.tournaments.models import Tournament, TournamentFormat
 
 
 class TournamentOutputSerializer(serializers.ModelSerializer[Tournament]):
     ladder = serializers.SerializerMethodField()
-    seed = serializers.SerializerMethodField(help_text="null while the tournament is RUNNING")
+    seed = serializers.SerializerMethodField(
+        help_text="null while the tournament is RUNNING or any match derived from its seed is still to be "
+        "played (a cancelled tournament's queued tables)"
+    )
     entrants = serializers.SerializerMethodField()
 
     class Meta:
@@ -48,7 +51,7 @@ class TournamentOutputSerializer(serializers.ModelSerializer[Tournament]):
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_seed(self, t: Tournament) -> int | None:
-        return None if t.status == TournamentStatus.RUNNING else t.seed
+        return t.seed if selectors.tournament_seed_revealed(tournament=t) else None
 
     def get_entrants(self, t: Tournament) -> int:
         count = getattr(t, "entrant_count", None)

@@ -4,6 +4,11 @@ Layer: selectors (keyword-only, typed, read only). Scoring is `workers.pairing` 
 earns 1 per opponent finished ahead of, 1/2 per tie, divided by the number of opponents; a Swiss bye is
 worth 1/2. Standings order: points, then Buchholz (sum of the opponents' points), then wins, then seed.
 Only DONE matches count; an ERROR or CANCELLED match scores nothing for anyone.
+
+Hidden information: every table's seed is derived from the tournament seed, so the tournament seed is shown
+only once no match derived from it is still to be played (`tournament_seed_revealed`): the tournament is
+over (DONE or CANCELLED) and every match of its tables, and any other match sharing one of their seeds, is
+final. A cancelled tournament's queued tables still play, and keep its seed hidden until they end.
 """
 
 from __future__ import annotations
@@ -11,24 +16,48 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 
-from ladder.matches.models import MatchStatus
-from ladder.tournaments.models import Tournament, TournamentMatch
+from ladder.matches.models import Match, MatchStatus
+from ladder.tournaments.models import Tournament, TournamentMatch, TournamentStatus
 from workers.pairing import standings_table
 
 BYE_POINTS = 0.5
+FINAL = (MatchStatus.DONE, MatchStatus.ERROR, MatchStatus.CANCELLED)
+
+
+def _derived_match_in_play() -> Exists:
+    """A match still to be played (not final) whose seed is one of the tournament's tables' seeds: one of
+    its own tables, or a match sharing a table's seed."""
+    table_seeds = Match.objects.filter(tournament_match__round__tournament=OuterRef(OuterRef("pk")))
+    return Exists(Match.objects.filter(seed__in=table_seeds.values("seed")).exclude(status__in=FINAL))
+
+
+def tournament_seed_revealed(*, tournament: Tournament) -> bool:
+    """True when the tournament's seed may be shown to anyone (see the module docstring)."""
+    if tournament.status == TournamentStatus.RUNNING:
+        return False
+    in_play = getattr(tournament, "derived_match_in_play", None)
+    if in_play is None:
+        in_play = Tournament.objects.filter(pk=tournament.pk).filter(_derived_match_in_play()).exists()
+    return not in_play
 
 
 def tournament_list() -> QuerySet[Tournament]:
     return (
-        Tournament.objects.select_related("ladder").annotate(entrant_count=Count("entries")).order_by("-id")
+        Tournament.objects.select_related("ladder")
+        .annotate(entrant_count=Count("entries"), derived_match_in_play=_derived_match_in_play())
+        .order_by("-id")
     )
 
 
 def tournament_get(*, tournament_id: int) -> Tournament:
     try:
-        return Tournament.objects.select_related("ladder").get(pk=tournament_id)
+        return (
+            Tournament.objects.select_related("ladder")
+            .annotate(derived_match_in_play=_derived_match_in_play())
+            .get(pk=tournament_id)
+        )
     except Tournament.DoesNotExist as exc:
         raise ObjectDoesNotExist(f"no tournament with id {tournament_id}") from exc
 
@@ -135,4 +164,5 @@ def tournament_standings(*, tournament_id: int) -> dict[str, Any]:
         "crosstable": crosstable,
         "rounds": list(rounds.values()),
         "rounds_played": sum(1 for r in rounds.values() if r["finished"]),
+        "seed_revealed": tournament_seed_revealed(tournament=tournament),
     }
