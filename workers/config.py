@@ -54,6 +54,10 @@ QUEUE_TOURNAMENTS = "tournaments"
 QUEUES = (QUEUE_MATCHES, QUEUE_MATCHMAKING, QUEUE_TOURNAMENTS)
 
 
+# A search decision keeps one pool process busy; a house seat decides only on its turns, so one process
+# keeps about three seats' clocks when they share tables with other bots. A configured default, not a
+# measurement: CARAVANSERAI_SEARCH_SEATS sets the limit for a deployment's total of search processes.
+SEARCH_SEATS_PER_PROCESS = 3
 _TIME_CONTROL = TimeControl()  # the referee's defaults: decision time and bank are written there only
 
 
@@ -71,6 +75,8 @@ class WorkerSettings:
     max_queued_per_ladder: int = 8
     matches_per_worker: int = 64
     search_processes: int = field(default_factory=lambda: os.cpu_count() or 2)
+    # house-bot seats that search, in flight at once across the deployment (matchmaking's admission limit)
+    search_seats: int = field(default_factory=lambda: SEARCH_SEATS_PER_PROCESS * (os.cpu_count() or 2))
     task_max_retries: int = 30
     database_connections: int = 8
     live_seconds: float = 2.0
@@ -86,6 +92,7 @@ class WorkerSettings:
         malformed one raises `EnvError` naming it."""
         env = os.environ if env is None else env
         d = WorkerSettings()
+        search_processes = env_int(env, "CARAVANSERAI_SEARCH_PROCESSES", d.search_processes, minimum=0)
         return WorkerSettings(
             decision_seconds=env_float(
                 env, "CARAVANSERAI_DECISION_SECONDS", d.decision_seconds, minimum=0.01
@@ -110,7 +117,13 @@ class WorkerSettings:
             matches_per_worker=env_int(
                 env, "CARAVANSERAI_MATCHES_PER_WORKER", d.matches_per_worker, minimum=1
             ),
-            search_processes=env_int(env, "CARAVANSERAI_SEARCH_PROCESSES", d.search_processes, minimum=0),
+            search_processes=search_processes,
+            search_seats=env_int(
+                env,
+                "CARAVANSERAI_SEARCH_SEATS",
+                SEARCH_SEATS_PER_PROCESS * max(1, search_processes),
+                minimum=1,
+            ),
             task_max_retries=env_int(env, "CARAVANSERAI_TASK_MAX_RETRIES", d.task_max_retries, minimum=0),
             database_connections=env_int(
                 env, "CARAVANSERAI_DB_CONNECTIONS", d.database_connections, minimum=1

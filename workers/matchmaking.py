@@ -8,6 +8,15 @@ matches for repeat avoidance and seat rotation. `workers.pairing.plan_tables` bu
 `match_create(...)` and `run_match.delay_on_commit(match.id)`. Capacity is shared across ladders within one
 run, and a ladder with CARAVANSERAI_MAX_QUEUED_PER_LADDER matches already waiting gets no more.
 
+Admission and fairness between ladders:
+- A bot that plays more than one active ladder never has all of its slots on one of them (at most
+  capacity - 1 there, when its capacity is 2 or more), so one ladder of slow tables cannot starve the others.
+- House bots that search decide in the workers' search pools, a resource of fixed size: at most
+  CARAVANSERAI_SEARCH_SEATS of their seats are in flight (NEW, QUEUED or RUNNING) at once; past it they are
+  not seated, and tables wait for room instead of starting with a pool that cannot keep their clock.
+- A newcomer (no rating yet, or provisional on the ladder) anchors a table before settled bots, and its
+  table takes fast opponents before house bots that search, so its first result comes soon.
+
 One run at a time (the lease `matchmaking`): a slow run never overlaps the next beat.
 
 Each run first sends the practice matches owners asked for (`ladder.matches.practice`).
@@ -22,11 +31,13 @@ import logging
 import random
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Max
 
 from engine_service.gateway.registry import online_bots
+from engine_service.policies import SEARCHING_POLICIES
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
 from ladder.matches.models import Match, MatchStatus, Seat
@@ -34,6 +45,7 @@ from ladder.matches.practice import practice_match_mark_sent, practice_matches_t
 from ladder.matches.seeds import match_seed_new
 from ladder.matches.services import match_create
 from ladder.ratings.models import Rating
+from ladder.ratings.standing import is_provisional
 from workers import leases
 from workers.celery_app import app
 from workers.config import WorkerSettings
@@ -82,7 +94,50 @@ def in_flight(bot_ids: list[int]) -> Counter[int]:
     return Counter({r["bot_id"]: r["n"] for r in rows})
 
 
-def ladder_candidates(ladder: Ladder, online: dict[int, Online], free: dict[int, int]) -> list[Candidate]:
+def searching_house_bots() -> set[int]:
+    """Ids of the house bots whose policy searches (they decide in the search pools)."""
+    return {
+        pk
+        for pk, policy in Bot.objects.filter(is_house=True).values_list("pk", "house_policy")
+        if policy.partition(":")[0] in SEARCHING_POLICIES
+    }
+
+
+def search_seats_in_flight(searching: set[int]) -> int:
+    """Seats of searching house bots in matches not finished yet."""
+    return Seat.objects.filter(bot_id__in=searching, match__status__in=IN_FLIGHT).count()
+
+
+def in_flight_by_ladder(bot_ids: list[int]) -> dict[tuple[int, int], int]:
+    """(bot id, ladder id) -> the bot's matches not finished yet on that ladder."""
+    rows = (
+        Seat.objects.filter(bot_id__in=bot_ids, match__status__in=IN_FLIGHT)
+        .values("bot_id", "match__ladder_id")
+        .annotate(n=Count("id"))
+    )
+    return {(r["bot_id"], r["match__ladder_id"]): r["n"] for r in rows}
+
+
+@dataclass
+class Budget:
+    """What one matchmaking run may still hand out: free slots per bot, and room in the search pools."""
+
+    free: dict[int, int]
+    search_seats: int
+    searching: set[int]
+    on_ladder: dict[tuple[int, int], int]
+    ladders_of: Counter[int]  # active ladders each online bot may play
+
+    def share(self, bot_id: int, ladder_id: int, capacity: int) -> int:
+        """The slots `bot_id` may take on `ladder_id` now: never all of them on one ladder when it plays
+        several, so one ladder of slow tables cannot hold every slot."""
+        free = self.free.get(bot_id, 0)
+        if self.ladders_of[bot_id] < 2 or capacity < 2:
+            return free
+        return max(0, min(free, capacity - 1 - self.on_ladder.get((bot_id, ladder_id), 0)))
+
+
+def ladder_candidates(ladder: Ladder, online: dict[int, Online], budget: Budget) -> list[Candidate]:
     remote_ids = [
         b.pk
         for b in Bot.objects.filter(pk__in=list(online), active=True, is_house=False)
@@ -91,9 +146,15 @@ def ladder_candidates(ladder: Ladder, online: dict[int, Online], free: dict[int,
     ids = list(remote_ids)
     house_ids: list[int] = []
     if ladder.house_bots_allowed:
-        house_ids = list(Bot.objects.filter(is_house=True, active=True).values_list("pk", flat=True))
+        house = Bot.objects.filter(is_house=True, active=True).values_list("pk", flat=True)
+        house_ids = [b for b in house if budget.search_seats > 0 or b not in budget.searching]
         ids += house_ids
-    ratings = dict(Rating.objects.filter(ladder=ladder, bot_id__in=ids).values_list("bot_id", "elo"))
+    rated = {
+        bot_id: (elo, sigma)
+        for bot_id, elo, sigma in Rating.objects.filter(ladder=ladder, bot_id__in=ids).values_list(
+            "bot_id", "elo", "sigma"
+        )
+    }
     recent = list(
         Match.objects.filter(ladder=ladder).order_by("-id").values_list("pk", flat=True)[:RECENT_MATCHES]
     )
@@ -105,10 +166,13 @@ def ladder_candidates(ladder: Ladder, online: dict[int, Online], free: dict[int,
     return [
         Candidate(
             bot_id=b,
-            rating=ratings.get(b, ladder.elo_start),
-            free=free.get(b, 0) if b in remote_ids else 1_000_000,
+            rating=rated[b][0] if b in rated else ladder.elo_start,
+            free=budget.share(b, ladder.pk, online[b].capacity) if b in remote_ids else 1_000_000,
             house=b in house_ids,
             seat_counts=seat_counts.get(b, Counter()),
+            newcomer=b in remote_ids
+            and (b not in rated or is_provisional(rated[b][1], ladder.provisional_sigma)),
+            slow=b in budget.searching,
         )
         for b in ids
     ]
@@ -157,6 +221,65 @@ def ladders_longest_unserved_first(rng: random.Random) -> list[tuple[Ladder, boo
     return [(ladder, ladder.pk in latest) for ladder in ladders]
 
 
+def run_budget(online: dict[int, Online]) -> Budget:
+    """This run's budget: each online bot's free slots, and the search pools' room."""
+    busy = in_flight(list(online))
+    searching = searching_house_bots()
+    ladders_of: Counter[int] = Counter()
+    ladders = Ladder.objects.filter(active=True).values_list("game_id", "num_players", "house_bots_allowed")
+    for game_id, players, house in ladders:
+        playing = [bot_id for bot_id, entry in online.items() if game_id in entry.games]
+        if house or len(playing) >= players:  # a ladder that could seat them now
+            ladders_of.update(playing)
+    return Budget(
+        free={b: max(0, o.capacity - max(busy[b], o.matches)) for b, o in online.items()},
+        search_seats=SETTINGS.search_seats - search_seats_in_flight(searching),
+        searching=searching,
+        on_ladder=in_flight_by_ladder(list(online)),
+        ladders_of=ladders_of,
+    )
+
+
+def admitted(tables: list[Table], budget: Budget) -> list[Table]:
+    """The tables the search pools have room for, in order; the others wait for a later run."""
+    kept = []
+    for table in tables:
+        searching = sum(1 for b in table.bot_ids if b in budget.searching)
+        if searching > budget.search_seats:
+            continue
+        budget.search_seats -= searching
+        kept.append(table)
+    return kept
+
+
+def matchmake_ladder(
+    ladder: Ladder, served: bool, online: dict[int, Online], budget: Budget, **plan: Any
+) -> list[int]:
+    """Plan and create one ladder's tables within `budget` (consumed); the match ids created."""
+    waiting = Match.objects.filter(ladder=ladder, status=MatchStatus.QUEUED).count()
+    room = SETTINGS.max_queued_per_ladder - waiting
+    if room <= 0:
+        return []
+    candidates = ladder_candidates(ladder, online, budget)
+    planned = plan_tables(
+        candidates, ladder.num_players, ladder_recent_pairs(ladder), max_tables=room, **plan
+    )
+    tables = admitted(planned, budget)
+    for table in tables:
+        for bot_id in table.bot_ids:
+            if bot_id in budget.free:
+                budget.free[bot_id] -= 1
+                key = (bot_id, ladder.pk)
+                budget.on_ladder[key] = budget.on_ladder.get(key, 0) + 1
+    ids = create_tables(ladder, tables)
+    if not ids and not served and len(candidates) >= ladder.num_players:
+        # A ladder never matched keeps the free seats of its bots until it can fill a table.
+        for c in candidates:
+            if not c.house:
+                budget.free[c.bot_id] = 0
+    return ids
+
+
 def matchmake(
     *, rng: random.Random | None = None, duplicate_sets: bool | None = None
 ) -> dict[str, list[int]]:
@@ -166,36 +289,15 @@ def matchmake(
     online = online_capacity()
     if not online:
         return {}
-    busy = in_flight(list(online))
-    free = {b: max(0, o.capacity - max(busy[b], o.matches)) for b, o in online.items()}
+    budget = run_budget(online)
     created: dict[str, list[int]] = {}
     for ladder, served in ladders_longest_unserved_first(rng):
-        if not any(free.values()):
+        if not any(budget.free.values()):
             break
-        waiting = Match.objects.filter(ladder=ladder, status=MatchStatus.QUEUED).count()
-        room = SETTINGS.max_queued_per_ladder - waiting
-        if room <= 0:
-            continue
-        candidates = ladder_candidates(ladder, online, free)
-        tables = plan_tables(
-            candidates,
-            ladder.num_players,
-            ladder_recent_pairs(ladder),
-            rng,
-            max_tables=room,
-            duplicate_sets=ladder.duplicate_sets if duplicate_sets is None else duplicate_sets,
-        )
-        for c in candidates:
-            if not c.house:
-                free[c.bot_id] = c.free
-        ids = create_tables(ladder, tables)
+        dup = ladder.duplicate_sets if duplicate_sets is None else duplicate_sets
+        ids = matchmake_ladder(ladder, served, online, budget, rng=rng, duplicate_sets=dup)
         if ids:
             created[ladder.slug] = ids
-        elif not served and len(candidates) >= ladder.num_players:
-            # A ladder never matched keeps the free seats of its bots until it can fill a table.
-            for c in candidates:
-                if not c.house:
-                    free[c.bot_id] = 0
     if created:
         log.info("matchmaking: %s", ", ".join(f"{slug} +{len(ids)}" for slug, ids in created.items()))
     return created

@@ -8,8 +8,10 @@ capacity (ties broken at random). The other seats go, one by one, to the candida
     |rating - anchor rating + noise| + repeat_penalty * (recent meetings with the bots already seated)
                                      + house_penalty (house bots only),
 noise ~ N(0, spread), so opponents are near in rating with some spread, repeats are avoided, and house bots
-only fill seats remote bots cannot. Seats are then rotated: among every order of the table, the one whose
-bots have sat least often in those seats recently. A duplicate set is the same table played once per seat
+only fill seats remote bots cannot. Newcomers (new or provisional bots) anchor first, and their tables take
+slow bots (house bots that search) only when no fast one is left, so a new bot's first result comes soon.
+Seats are then rotated: among every order of the table, the one whose bots have sat least often in those
+seats recently. A duplicate set is the same table played once per seat
 rotation with one seed.
 
 Tournament scoring (`match_points`): a seat earns, per opponent, 1 for finishing ahead, 1/2 for a tie, 0
@@ -34,6 +36,8 @@ class Candidate:
     free: int
     house: bool = False
     seat_counts: Counter[int] = field(default_factory=Counter)
+    newcomer: bool = False  # new or provisional on this ladder: seated first, at a table that finishes soon
+    slow: bool = False  # a bot whose decisions take long (a house bot that searches)
 
 
 @dataclass(frozen=True)
@@ -92,10 +96,12 @@ def plan_tables(
         if not anchors:
             break
         rng.shuffle(anchors)
-        anchor = max(anchors, key=lambda c: c.free)
+        anchor = max(anchors, key=lambda c: (c.newcomer, c.free))
         chosen = [anchor]
         while len(chosen) < num_players:
             pool = [c for c in candidates if c.free > 0 and all(c.bot_id != x.bot_id for x in chosen)]
+            if anchor.newcomer and any(not c.slow for c in pool):
+                pool = [c for c in pool if not c.slow]
             if not pool:
                 break
             costs = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -14,6 +15,7 @@ from ladder.bots.services import bot_retire
 from ladder.ladders.services import ladder_create
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.practice import practice_match_request
+from ladder.ratings.models import Rating
 from workers import matchmaking
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -117,7 +119,8 @@ def test_capacity_is_shared_across_ladders_and_queued_matches_count(registry, se
         == sum(map(len, created.values()))
     )
     in_flight = matchmaking.in_flight([b.pk for b in bots])
-    assert [in_flight[b.pk] for b in bots] == [2, 2, 2]  # every seat of capacity used, none beyond it
+    assert all(1 <= in_flight[b.pk] <= 2 for b in bots)  # within the bot's max_concurrent, not the stream's
+    assert 2 in in_flight.values()  # a bot playing both ladders has a match on each
     assert matchmaking.matchmake(rng=random.Random(7)) == {}
 
 
@@ -159,3 +162,53 @@ def test_a_ladder_never_matched_holds_its_bots_free_seats_until_it_fills_a_table
     Match.objects.filter(ladder=pairs).update(status=MatchStatus.DONE)
     created = matchmaking.matchmake(rng=random.Random(11))
     assert list(created) == [triples.slug] and len(created[triples.slug]) == 1
+
+
+def test_a_bot_playing_several_ladders_never_has_all_its_slots_on_one(registry, sent, make_bot, house_bots):
+    slow = ladder_create(game_id="expedition-v1", num_players=2, slug="slow")
+    ladder_create(game_id="voyages-v1", num_players=3, slug="long")
+    bot = make_bot(max_concurrent=3, games=["expedition-v1", "voyages-v1"])
+    connect(registry, bot, capacity=3, games=("expedition-v1", "voyages-v1"))
+    for seed in range(4):
+        matchmaking.matchmake(rng=random.Random(seed))
+    on_ladder = matchmaking.in_flight_by_ladder([bot.pk])
+    assert on_ladder[(bot.pk, slow.pk)] == 2  # capacity 3 less the one slot kept for its other ladder
+    assert sum(on_ladder.values()) == 3
+
+
+def test_searching_house_seats_wait_for_room_in_the_search_pools(
+    registry, sent, make_bot, house_bots, monkeypatch
+):
+    monkeypatch.setattr(matchmaking, "SETTINGS", replace(matchmaking.SETTINGS, search_seats=2))
+    ladder = ladder_create(game_id="expedition-v1", num_players=4, slug="fours")
+    searching = matchmaking.searching_house_bots()
+    assert searching == {b.pk for b in house_bots if b.house_policy.startswith("mcts")}
+    bots = [make_bot(max_concurrent=4) for _ in range(3)]
+    for bot in bots:
+        Rating.objects.create(ladder=ladder, bot=bot, elo=1500, mu=25, sigma=2, games=50)  # settled
+        connect(registry, bot, capacity=4)
+    for seed in range(3):
+        matchmaking.matchmake(rng=random.Random(seed))
+    assert matchmaking.search_seats_in_flight(searching) <= 2
+    assert Match.objects.count() > 0  # tables went on with the house bots that do not search
+    Match.objects.update(status=MatchStatus.DONE)  # the pools have room again
+    matchmaking.matchmake(rng=random.Random(9))
+    assert 0 < matchmaking.search_seats_in_flight(searching) <= 2
+
+
+def test_a_newcomer_meets_fast_opponents_and_a_settled_bot_any(registry, sent, make_bot, house_bots):
+    ladder = ladder_create(game_id="expedition-v1", num_players=2, slug="duels")
+    settled, newcomer = make_bot(max_concurrent=1), make_bot(max_concurrent=1)
+    Rating.objects.create(ladder=ladder, bot=settled, elo=1500, mu=25, sigma=2, games=50)
+    searching = matchmaking.searching_house_bots()
+    met: dict[int, set[int]] = {}
+    for bot in (newcomer, settled):
+        connect(registry, bot, capacity=1)
+        for seed in range(12):
+            matchmaking.matchmake(rng=random.Random(seed))
+            match = Match.objects.filter(seats__bot=bot).latest("id")
+            met.setdefault(bot.pk, set()).update(s.bot_id for s in match.seats.exclude(bot=bot))
+            Match.objects.update(status=MatchStatus.DONE)
+        registry.unregister(f"s-{bot.pk}")
+    assert met[newcomer.pk] and not met[newcomer.pk] & searching  # no house bot that searches
+    assert met[settled.pk] & searching  # a settled bot meets every level
