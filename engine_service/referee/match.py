@@ -13,7 +13,9 @@ Remote seats (the gateway's relay) add three things: a "resign" fault forfeits l
 spent; and the clock. A seat that measured the bot's thinking where the bot's stream is (the gateway, from
 its request written to its answer read) reports it in `DecisionRequest.extra["bot_seconds"]`, and that alone
 is charged: the worker's own delays (a busy process, the relay hop) never are. Other seats are timed here,
-less any `extra["excused_seconds"]` spent waiting on the infrastructure (a gateway restart).
+less any `extra["excused_seconds"]` spent waiting on the infrastructure (a gateway restart). A seat that is
+not `clocked` (house bots, `HouseSeat`) is never charged at all: its budget is in iterations, so its time
+measures only our machine, and it never loses on time (its crashes are still faults).
 `MatchAborted` from a seat is an infrastructure failure, not a bot fault: it propagates out of `run_match`
 so the caller retries the match, unrated; `SeatUnavailable` (a bot not there when the match was to start)
 is one too, raised before the first decision after telling the started seats (`Seat.abort`): the caller
@@ -243,6 +245,21 @@ def _charged_seconds(request: DecisionRequest, measured_here: float) -> float:
     return measured_here - float(request.extra.get("excused_seconds", 0.0))
 
 
+def _within_time(
+    request: DecisionRequest, measured_here: float, bank: list[float], time_control: TimeControl
+) -> bool:
+    """Charge a clocked seat's decision: an overrun of the decision time comes out of the bank; False (the
+    bank left at zero) when the bank could not cover it."""
+    overrun = _charged_seconds(request, measured_here) - time_control.decision_seconds
+    if overrun <= 0:
+        return True
+    bank[request.seat] -= overrun
+    if bank[request.seat] >= 0:
+        return True
+    bank[request.seat] = 0.0
+    return False
+
+
 def _ask(
     state: GameState,
     seat: Seat,
@@ -282,17 +299,11 @@ def _ask(
     except Exception as exc:  # a house policy bug is the bot's fault, never the match's end
         _record_fault(record, Fault(seat_index, step, "crash", f"{type(exc).__name__}: {exc}"))
         return None
-    elapsed = _charged_seconds(request, clock() - started)
-    overrun = elapsed - time_control.decision_seconds
-    if overrun > 0:
-        bank[seat_index] -= overrun
-        if bank[seat_index] < 0:
-            bank[seat_index] = 0.0
-            _record_fault(
-                record,
-                Fault(seat_index, step, "timeout", f"answered after {elapsed:.2f}s with the time bank spent"),
-            )
-            return None
+    measured = clock() - started
+    if seat.clocked and not _within_time(request, measured, bank, time_control):
+        reason = f"answered after {_charged_seconds(request, measured):.2f}s with the time bank spent"
+        _record_fault(record, Fault(seat_index, step, "timeout", reason))
+        return None
     too_long = oversized_action_id(action_id) if isinstance(action_id, str) else None
     if too_long is not None:
         _record_fault(record, Fault(seat_index, step, "malformed", f"{too_long} at step {step}"))

@@ -5,9 +5,10 @@ of CPU a decision) must not run among them, or it would hold the interpreter whi
 `PooledHouseSeat` sends each decision to a small pool of processes (`SearchPool`, started lazily with the
 "spawn" method, so it inherits no thread, gRPC channel or database connection of the worker) together with
 the policy itself, and takes the policy back with the answer: the policy's seeded RNG advances exactly as
-it would in-process, so a pooled house bot plays the very moves an in-process one would. The seat is
-charged the time its policy took in the pool process (`extra["bot_seconds"]`), never the time its decision
-waited for a free process.
+it would in-process, so a pooled house bot plays the very moves an in-process one would. Like every house
+seat it is not clocked (`HouseSeat`): a search process starved of CPU or queued behind other matches' searches
+never makes it lose on time. The seconds its policy took in the pool process are still reported
+(`extra["bot_seconds"]`, wall time there; never the wait for a free process), to be seen, not charged.
 
 A pool process that dies (killed, out of memory) is an infrastructure failure, `MatchAborted`: the match is
 retried, unrated; a bug in the policy itself raises as it would in-process (the referee records a crash).
@@ -97,5 +98,5 @@ class PooledHouseSeat(HouseSeat):
         action_id, self.policy, seconds = self.pool.choose(
             self.policy, request.observation, request.legal_actions
         )
-        request.extra["bot_seconds"] = seconds  # its own thinking; waiting for a free pool process is ours
+        request.extra["bot_seconds"] = seconds  # its thinking, for the record's readers; never charged
         return action_id

@@ -86,11 +86,13 @@ class DecisionRequest:
 
 
 class Seat(ABC):
-    """One player's decision maker for one match."""
+    """One player's decision maker for one match. A `clocked` seat is charged its time against the decision
+    time and the bank (a bot over both times out); an unclocked one is never (house bots: `HouseSeat`)."""
 
     name: str
     kind: str = "house"
     bot_id: str | None = None
+    clocked: bool = True
     version: str = ""  # the version the bot reported, known once `start` returns ("" when none)
 
     def start(self, info: MatchInfo) -> None:  # noqa: B027 - optional hook
@@ -108,9 +110,21 @@ class Seat(ABC):
 
 
 class HouseSeat(Seat):
-    """An in-process policy: it sees the observation and the legal actions, nothing else."""
+    """An in-process policy: it sees the observation and the legal actions, nothing else.
+
+    House seats are not clocked (`clocked = False`): a house bot never loses on time. Its strength is a
+    budget of search iterations, not of seconds, so how long a decision takes says only how busy our own
+    machine is (a search process whose queue the runner keeps full, a CPU-starved worker), never how well
+    the bot plays; charging that time would turn our overload into forfeits that are rated. The record
+    stays replayable either way: it holds the actions, and the policy's seeded RNG and iteration budget
+    make the same choices on any machine. A house policy that raises is still a `crash` fault, recorded.
+    An anytime cap (best-so-far at a deadline) was the other choice, and is not taken: a record would still
+    replay, but the moves would depend on the machine's speed, so the same seed would no longer make the
+    same bot, and a level's measured strength would hold only on the machine it was measured on.
+    """
 
     kind = "house"
+    clocked = False
 
     def __init__(self, policy: Policy, name: str | None = None) -> None:
         self.policy = policy

@@ -126,7 +126,7 @@ def test_slow_answers_spend_the_time_bank_then_time_out() -> None:
         GAME,
         2,
         5,
-        house(2),
+        [ScriptedSeat("random"), ScriptedSeat("random")],  # clocked seats, as every bot's is
         time_control=TimeControl(decision_seconds=2.0, time_bank_seconds=4.5, max_faults=1),
         clock=lambda: next(ticks),
     )
@@ -137,6 +137,37 @@ def test_slow_answers_spend_the_time_bank_then_time_out() -> None:
     answered_before = [s for s, _ in record.actions[: first.step] if s == 0]
     assert len(answered_before) == 4
     assert sorted(record.forfeits) == [0, 1]
+
+
+def test_house_seats_are_not_clocked_and_never_lose_on_time() -> None:
+    ticks: Iterator[float] = iter(float(t) for t in range(0, 1_000_000, 60))  # a minute a decision
+    clocked = ScriptedSeat("random")
+    record = run_match(
+        GAME,
+        2,
+        5,
+        [house(1)[0], clocked],
+        time_control=TimeControl(decision_seconds=1.0, time_bank_seconds=0.0, max_faults=1),
+        clock=lambda: next(ticks),
+    )
+    assert not HouseSeat.clocked and clocked.clocked
+    assert {f.seat for f in record.faults} == {1} and record.forfeits == [1]  # only the bot timed out
+    assert all(f.kind == "timeout" for f in record.faults)
+    assert record.result is not None and record.result["ranks"][0] == 1
+    verify(record)
+
+
+def test_a_house_seat_that_crashes_is_still_a_recorded_fault() -> None:
+    class Broken(HouseSeat):
+        def decide(self, request: DecisionRequest) -> str:
+            raise RuntimeError("policy bug")
+
+    record = run_match(
+        GAME, 2, 5, [Broken(make_policy("random", seed=1)), *house(1)], time_control=TimeControl(max_faults=0)
+    )
+    assert record.faults[0].kind == "crash" and "policy bug" in record.faults[0].reason
+    assert record.forfeits == [0]
+    verify(record)
 
 
 def test_final_ranks_put_forfeits_last() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from engine_service.policies import make_policy
 from engine_service.policies.random_policy import RandomPolicy
-from engine_service.referee import HouseSeat, MatchAborted, TimeControl, run_match
+from engine_service.referee import DecisionRequest, HouseSeat, MatchAborted, TimeControl, run_match, verify
 from engine_service.referee.search_pool import PooledHouseSeat, SearchPool
 
 GAME = "expedition-v1"
@@ -56,20 +56,41 @@ def test_a_pool_needs_a_process() -> None:
         SearchPool(0)
 
 
-def test_a_pooled_seat_is_charged_its_thinking_not_its_wait_for_a_free_process() -> None:
+class SleepingPolicy(RandomPolicy):
+    """A search far slower than the deadline on its first decisions (a starved pool process, a slow
+    machine). Its count of slow decisions travels with it to the pool process and back."""
+
+    slow_left = 2
+
+    def choose(self, observation, legal_actions):  # type: ignore[no-untyped-def]
+        if self.slow_left > 0:
+            self.slow_left -= 1
+            time.sleep(0.6)
+        return super().choose(observation, legal_actions)
+
+
+def test_a_pooled_house_seat_whose_search_sleeps_past_the_deadline_is_never_faulted_on_time() -> None:
     pool = SearchPool(1)
+    seconds: list[float] = []
+
+    class Watched(PooledHouseSeat):
+        def decide(self, request: DecisionRequest) -> str:
+            action_id = super().decide(request)
+            seconds.append(request.extra["bot_seconds"])
+            return action_id
+
     try:
-        busy = pool._pool().submit(time.sleep, 1.0)  # the only process is busy for a second
-        ticks = iter(float(t) for t in range(0, 100_000, 5))  # and the referee's clock is slow
+        busy = pool._pool().submit(time.sleep, 0.5)  # and the only process is busy at first
         record = run_match(
             GAME,
             2,
             4,
-            [PooledHouseSeat(make_policy("random", 1), pool), HouseSeat(make_policy("random", 2))],
-            time_control=TimeControl(decision_seconds=1.0, time_bank_seconds=0.0, max_faults=1),
-            clock=lambda: next(ticks),
+            [Watched(SleepingPolicy(1), pool), HouseSeat(make_policy("random", 2))],
+            time_control=TimeControl(decision_seconds=0.1, time_bank_seconds=0.0, max_faults=0),
         )
         busy.result()
     finally:
         pool.shutdown()
-    assert {f.seat for f in record.faults} == {1}  # only the in-process seat is timed by the slow clock
+    assert seconds[0] >= 0.6 and seconds[1] >= 0.6  # each far over its 0.1 s, with no bank
+    assert record.faults == [] and record.forfeits == []  # one timeout would have forfeited it
+    verify(record)
