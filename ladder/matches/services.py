@@ -21,6 +21,7 @@ from django.utils import timezone
 from engine_service.referee import MatchRecord, MatchResult, ReplayMismatch, ResultError, verify
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
+from ladder.matches.incidents import SERVER_INCIDENT, incident_line
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.seeds import SEED_BITS, match_seed_new
 from ladder.ratings.services import SeatOutcome, rating_rows_ensure, ratings_apply_match
@@ -203,7 +204,7 @@ def match_record_infrastructure_failure(*, match_id: int, reason: str, retry: bo
         match = _locked_match(match_id)
         if match.status not in (*RETRYABLE, MatchStatus.NEW):
             return
-        line = f"attempt {match.attempts}: {reason.strip()}"[:2000]
+        line = incident_line(attempt=match.attempts, reason=reason)[:2000]
         match.error = f"{match.error}\n{line}" if match.error else line
         if retry and match.attempts < settings.LADDER_MATCH_MAX_ATTEMPTS:
             match.status = MatchStatus.QUEUED
@@ -211,8 +212,9 @@ def match_record_infrastructure_failure(*, match_id: int, reason: str, retry: bo
             match.save(update_fields=["status", "error", "queued_at"])
         else:
             match.status = MatchStatus.ERROR
+            match.end_reason = SERVER_INCIDENT
             match.finished_at = timezone.now()
-            match.save(update_fields=["status", "error", "finished_at"])
+            match.save(update_fields=["status", "error", "end_reason", "finished_at"])
     logger.warning("match %s infrastructure failure (retry=%s): %s", match_id, retry, reason)
 
 

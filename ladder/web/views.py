@@ -42,6 +42,7 @@ from ladder.core.throttles import auth_attempt_wait, too_many_attempts
 from ladder.core.users import request_user
 from ladder.ladders.models import Ladder
 from ladder.ladders.selectors import game_has_board, ladder_list, ladder_list_with_counts
+from ladder.matches.incidents import match_incident_summary
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.selectors import match_list, match_live_watchable, match_secrets_revealed
 from ladder.ratings.models import Rating, RatingLedger
@@ -321,6 +322,7 @@ def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
         "has_replay": has_replay,
         "live": live,
         "family": viewer["family"],
+        "incident_summary": match_incident_summary(match=match),
     }
     return render(request, "web/match_detail.html", context)
 

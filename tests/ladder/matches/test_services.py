@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.test import override_settings
 
 from ladder.matches.house import house_match_play
+from ladder.matches.incidents import SERVER_INCIDENT, Incident, match_incident_summary, match_incidents
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.services import (
     match_cancel,
@@ -191,10 +192,16 @@ def test_infrastructure_failure_retries_then_errors(ladder2, make_bot, settings)
     match_record_infrastructure_failure(match_id=match.pk, reason="worker lost", retry=True)
     match.refresh_from_db()
     assert match.status == MatchStatus.QUEUED and "worker lost" in match.error
+    assert "played again from the start" in match_incident_summary(match=match)
     match_mark_running(match_id=match.pk)
     match_record_infrastructure_failure(match_id=match.pk, reason="gateway restarted", retry=True)
     match.refresh_from_db()
     assert match.status == MatchStatus.ERROR and "gateway restarted" in match.error
+    assert match.end_reason == SERVER_INCIDENT
+    assert match_incidents(match=match) == [Incident(1, "worker lost"), Incident(2, "gateway restarted")]
+    assert match_incident_summary(match=match).startswith(
+        "Server incident: stopped by our infrastructure 2 times"
+    )
     assert not RatingLedger.objects.exists()
     assert not match_record_result(match_id=match.pk, record=make_record(match))
 

@@ -8,6 +8,11 @@ from django.test import Client
 
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_identity_for_token
+from ladder.matches.services import (
+    match_create,
+    match_mark_running,
+    match_record_infrastructure_failure,
+)
 from ladder.web.charts import Series, rating_chart_svg
 from tests.ladder.conftest import play
 
@@ -231,3 +236,17 @@ def test_bot_page_versions_markers_and_reset(alice_client, client, ladder2, make
     assert "Version 3.0 starts from the ladder&#x27;s start rating" in page.content.decode()
     page = alice_client.post(f"/bots/{a.pk}/versions/", {"name": "2.0", "reset_rating": "on"}, follow=True)
     assert "has rated games" in page.content.decode()
+
+
+def test_a_match_voided_by_server_incidents_says_so_in_words(client, ladder2, make_bot, settings):
+    settings.LADDER_MATCH_MAX_ATTEMPTS = 1
+    a, b = make_bot(), make_bot()
+    match = match_create(ladder_id=ladder2.pk, bot_ids=[a.pk, b.pk], seed=5)
+    match_mark_running(match_id=match.pk)
+    match_record_infrastructure_failure(
+        match_id=match.pk, reason="MatchAborted: no gateway alive", retry=True
+    )
+    page = client.get(f"/matches/{match.pk}/").content.decode()
+    assert "Server incident: stopped by our infrastructure once and voided" in page
+    assert "no gateway alive" in page
+    assert "server incident · unrated" in client.get(f"/bots/{a.pk}/").content.decode()
