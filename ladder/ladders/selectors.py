@@ -84,11 +84,19 @@ def _count(rows: QuerySet[Any]) -> Coalesce:
 
 
 def ladder_list_with_counts() -> QuerySet[Ladder]:
-    """Active ladders with `rated_bots` and `done_matches` (finished matches), each counted on its own."""
+    """Active ladders with `rated_bots`, `done_matches` (finished matches), `running_matches` and
+    `waiting_matches` (queued: waiting for a worker, or for room in the search pools), each counted on its
+    own."""
     from ladder.matches.models import Match, MatchStatus
 
-    done = Match.objects.filter(ladder=OuterRef("pk"), status=MatchStatus.DONE)
-    return ladder_list().annotate(done_matches=_count(done))
+    def status(value: str) -> Coalesce:
+        return _count(Match.objects.filter(ladder=OuterRef("pk"), status=value))
+
+    return ladder_list().annotate(
+        done_matches=status(MatchStatus.DONE),
+        running_matches=status(MatchStatus.RUNNING),
+        waiting_matches=status(MatchStatus.QUEUED),
+    )
 
 
 def ladder_get(*, ladder_id: int) -> Ladder:

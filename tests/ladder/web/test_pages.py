@@ -172,6 +172,12 @@ def test_home_counts_each_bot_and_match_once(client, ladder2, ladder4, make_bot,
     assert "3 rated bots" in html and "7 matches" in html and "4 rated bots" in html and "2 matches" in html
     listed = {r["id"]: r["rated_bots"] for r in client.get("/api/v1/ladders/").json()}
     assert listed[ladder2.pk] == 3 and listed[ladder4.pk] == 4
+    assert "waiting to start" not in html
+    running = match_create(ladder_id=ladder2.pk, bot_ids=[bots[0].pk, bots[1].pk], seed=500)
+    match_mark_running(match_id=running.pk)
+    match_create(ladder_id=ladder2.pk, bot_ids=[bots[1].pk, bots[2].pk], seed=501)  # queued
+    match_create(ladder_id=ladder2.pk, bot_ids=[bots[2].pk, bots[0].pk], seed=502)
+    assert "1 playing · 2 waiting to start" in client.get("/").content.decode()
 
 
 def test_leaderboard_shows_rules_marks_and_seat_statistics(client, some_matches, ladder2):
