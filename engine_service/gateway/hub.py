@@ -9,9 +9,12 @@ game rules, and it never blocks the event loop (registry calls go through `async
 A relayed decision is not decoded: the worker's serialized `DecisionRequest` is framed into the bot's
 `ServerMessage` with this gateway's deadline appended. The bot's clock (DESIGN D9) is `Pending`'s: it starts
 the moment the request is written to the bot's stream, the deadline timer starts at that same moment, and
-it stops when the answer is read (or the timer fires, or the stream ends). The reply to the worker is made
-and handed to the worker's decision connection in that same loop step (`Hub.relay`'s `respond`), with no
-task to wake.
+it stops when the answer is read (or the timer fires, or the stream ends). Time our own loop was stalled
+meanwhile (`loop_lag.LoopLag`, ticking on this loop) is not the bot's: its answer may have waited in our
+socket, or the timer fired late. It is taken off the bot's seconds (`Pending.excused`), and a deadline
+timer that fires while the stalls mean the bot has not used its time yet is set again for the rest. The
+reply to the worker is made and handed to the worker's decision connection in that same loop step
+(`Hub.relay`'s `respond`), with no task to wake.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import grpc
 from engine_service.gateway import metrics
 from engine_service.gateway.auth import BotIdentity, TokenVerifier
 from engine_service.gateway.config import MIN_CLIENT_PING_INTERVAL_MS, GatewayConfig
+from engine_service.gateway.loop_lag import LoopLag
 from engine_service.gateway.protocol import bot_pb2, frame_decision_request, now_ms, relay_pb2
 from engine_service.gateway.registry import SessionInfo, SessionRegistry, sessions_for_bot
 from engine_service.referee.match import legal_list
@@ -43,6 +47,7 @@ Writer = Callable[[bot_pb2.ServerMessage | bytes], Awaitable[None]]
 Respond = Callable[[relay_pb2.DecisionReply], None]
 T = TypeVar("T")
 ENDED_MATCHES_KEPT = 256  # per session: late answers to these are STALE_REQUEST, not NOT_YOUR_SEAT
+REARM_MIN_SECONDS = 0.001  # a deadline timer left with less than this of the bot's time times out
 
 
 class Refusal(Exception):
@@ -82,13 +87,16 @@ class Answer:
 
 class Pending:
     """A decision request open on a bot's stream, and the bot's clock for it (DESIGN D9). The first answer
-    (the bot's, the deadline timer's or the stream's end) is handed to `on_answer` at once."""
+    (the bot's, the deadline timer's or the stream's end) is handed to `on_answer` at once. The clock runs
+    from the request written to the answer read, less `excused`: the seconds `lag` found the loop stalled
+    in between."""
 
     def __init__(
         self,
         call: relay_pb2.DecisionCall,
         loop: asyncio.AbstractEventLoop,
         on_answer: Callable[[Pending, Answer], None],
+        lag: LoopLag,
     ) -> None:
         self.call = call
         self.match_id = call.match_id
@@ -97,6 +105,9 @@ class Pending:
         self.answer: Answer | None = None
         self.sent_at: float | None = None
         self.answered_at: float | None = None
+        self.excused = 0.0  # seconds of the loop's stalls between written and read, not the bot's
+        self._lag = lag
+        self._stall_mark = 0.0  # the loop's stalled seconds when the request was written
         self._loop = loop
         self._on_answer = on_answer
         self._timer: asyncio.TimerHandle | None = None
@@ -123,18 +134,35 @@ class Pending:
         """At the moment of writing: start the clock and the deadline timer, frame the request."""
         # the clock reads time.monotonic(), not the loop's time: uvloop's is cached per loop turn, in ms
         self.sent_at = time.monotonic()
+        self._stall_mark = self._lag.stalled(self.sent_at)
         limit_ms = self.call.time_limit_ms
         self._timer = self._loop.call_later(limit_ms / 1000.0, self._expire)
         return frame_decision_request(self.call.decision_request, now_ms() + limit_ms)
 
+    def _excused_until(self, now: float) -> float:
+        if self.sent_at is None:
+            return 0.0
+        return max(0.0, min(now - self.sent_at, self._lag.stalled(now) - self._stall_mark))
+
     def _expire(self) -> None:
+        """The deadline timer: a timeout, unless the loop's stalls mean the bot still has time (the timer
+        fired late, or the wait was ours); then it is set again for what the bot has left."""
         limit = self.call.time_limit_ms / 1000.0
-        self.resolve(Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s"))
+        now = time.monotonic()
+        assert self.sent_at is not None  # the timer starts with the clock
+        left = limit - (now - self.sent_at - self._excused_until(now))
+        if left >= REARM_MIN_SECONDS and self.answer is None:
+            self._timer = self._loop.call_later(left, self._expire)
+            return
+        excused = self._excused_until(now)
+        ours = f" (and {excused:.2f}s of the gateway's own stalls, not counted)" if excused >= 0.005 else ""
+        self.resolve(Answer(relay_pb2.OUTCOME_TIMEOUT, detail=f"no answer within {limit:.2f}s{ours}"))
 
     def resolve(self, answer: Answer) -> None:
         """The first answer wins (the bot's, the timer's or the stream's end); the clock stops there."""
         if self.answer is None:
             self.answered_at = time.monotonic()
+            self.excused = self._excused_until(self.answered_at)
             self.answer = answer
             self.stop_timer()
             self._on_answer(self, answer)
@@ -150,9 +178,10 @@ class Pending:
             self._timer.cancel()
 
     def bot_seconds(self) -> float:
+        """The bot's time: from written to read (or the timeout, or the stream's end), less `excused`."""
         if self.sent_at is None or self.answered_at is None:
             return 0.0
-        return max(0.0, self.answered_at - self.sent_at)
+        return max(0.0, self.answered_at - self.sent_at - self.excused)
 
 
 @dataclass
@@ -269,6 +298,7 @@ class Hub:
         self._open_lock = asyncio.Lock()
         self._loop = asyncio.get_running_loop()
         self._revocation_cursor = -1
+        self.loop_lag = LoopLag(self._loop, on_stall=metrics.loop_stalled).start()
         verifier.on_revoke(self._revoked_threadsafe)
 
     # --- limits ----------------------------------------------------------------------------------------
@@ -583,7 +613,7 @@ class Hub:
         def answered(pending: Pending, answer: Answer) -> None:
             self._answered(session, pending, answer, respond)
 
-        pending = session.pending[call.request_id] = Pending(call, self._loop, answered)
+        pending = session.pending[call.request_id] = Pending(call, self._loop, answered, self.loop_lag)
         start_eagerly(self._send_request(session, pending))
         return pending
 
@@ -604,7 +634,11 @@ class Hub:
         slot = session.matches.get(call.match_id)
         # counted just after the reply is on its way (the next loop turn), not before it
         self._loop.call_soon(
-            metrics.decision_relayed, slot.game_id if slot else "", _outcome_name(answer.outcome), seconds
+            metrics.decision_relayed,
+            slot.game_id if slot else "",
+            _outcome_name(answer.outcome),
+            seconds,
+            pending.excused,
         )
 
     def withdraw(self, pending: Pending) -> None:
@@ -738,6 +772,7 @@ class Hub:
             await self.close_session(session)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.registry.drop_gateway, gateway_id=self.gateway_id)
+        self.loop_lag.stop()
 
 
 def outcome_name(outcome: int) -> str:

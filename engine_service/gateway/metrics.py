@@ -1,6 +1,8 @@
 """Prometheus metrics of a gateway process (prometheus-client): connected bots and sessions, matches and
 decisions in flight, decisions relayed by game and outcome, and the bots' decision time per game as a
-histogram, measured where the clock is (from the request written to the bot's stream to its answer read).
+histogram, measured where the clock is (from the request written to the bot's stream to its answer read,
+less the time the gateway's loop was stalled). The loop's own stalls (`loop_lag.LoopLag`) are a histogram,
+and the seconds of bots' decisions excused for them a counter: our lag, never charged.
 
 Served on CARAVANSERAI_GATEWAY_METRICS_PORT (`/metrics`, address CARAVANSERAI_GATEWAY_METRICS_ADDR, default
 127.0.0.1) when set; unset or 0, nothing is served. The gauges are read from the hub at scrape time.
@@ -30,6 +32,17 @@ DECISION_SECONDS = Histogram(
     "A bot's time for one decision, from its request written to its answer read (what it is charged)",
     ["game"],
     buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+
+LOOP_STALL_SECONDS = Histogram(
+    "caravanserai_gateway_loop_stall_seconds",
+    "Stalls of the gateway's event loop: how late its lag monitor's tick ran, beyond the tolerance",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+EXCUSED_SECONDS = Counter(
+    "caravanserai_gateway_excused_seconds_total",
+    "Seconds of bots' decisions not charged to them because the gateway's loop was stalled meanwhile",
+    ["game"],
 )
 
 
@@ -63,7 +76,13 @@ def serve(hub: Hub, port: int, addr: str = "127.0.0.1") -> None:
     start_http_server(port, addr=addr)
 
 
-def decision_relayed(game_id: str, outcome: str, bot_seconds: float) -> None:
+def decision_relayed(game_id: str, outcome: str, bot_seconds: float, excused_seconds: float = 0.0) -> None:
     DECISIONS.labels(game_id, outcome).inc()
     if bot_seconds > 0:
         DECISION_SECONDS.labels(game_id).observe(bot_seconds)
+    if excused_seconds > 0:
+        EXCUSED_SECONDS.labels(game_id).inc(excused_seconds)
+
+
+def loop_stalled(seconds: float) -> None:
+    LOOP_STALL_SECONDS.observe(seconds)
