@@ -5,7 +5,10 @@ its own socket there relayed to that gateway or balancer. CARAVANSERAI_BOT_HOST_
 machine's name), CARAVANSERAI_BOT_HOST_METRICS_PORT serves its Prometheus metrics. SIGTERM stops every sandbox and
 lets go of its bots at once.
 
-Layer: entry point. It must run as root (each bot is dropped to its own uid); it refuses otherwise.
+Layer: entry point. It must run as root (each bot is dropped to its own uid); it refuses otherwise, and it
+refuses to host at all on a machine that cannot give each bot its own control group (cgroup v2 with the
+memory, pids and cpu controllers delegated, or cgroup v1's hierarchies), the system-call filter (libseccomp)
+or a bubblewrap that loads it: never weaker limits than configured.
 """
 
 from __future__ import annotations
@@ -15,10 +18,14 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from bot_host.cgroups import CgroupUnavailable, detect
+from bot_host.seccomp_filter import SeccompUnavailable, bot_filter
 
 if TYPE_CHECKING:
     from bot_host.forward import SocketForwarder
@@ -26,6 +33,26 @@ if TYPE_CHECKING:
     from bot_host.ladder_source import LadderSource
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+class HostingRefused(RuntimeError):
+    """This machine cannot sandbox bots as configured (the message says what is missing)."""
+
+
+def check_machine(bwrap: str) -> str:
+    """What this machine sandboxes bots with (the cgroup backend's name); `HostingRefused` otherwise."""
+    try:
+        backend = detect()
+        bot_filter()
+    except (CgroupUnavailable, SeccompUnavailable) as exc:
+        raise HostingRefused(str(exc)) from exc
+    try:
+        usage = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30).stdout
+    except OSError as exc:
+        raise HostingRefused(f"bubblewrap {bwrap} cannot run: {exc}") from exc
+    if "--seccomp" not in usage:
+        raise HostingRefused(f"bubblewrap {bwrap} cannot load a system-call filter (no --seccomp)")
+    return backend.name
 
 
 def build_host(host_id: str) -> tuple[BotHost, LadderSource, SocketForwarder | None]:
@@ -44,6 +71,8 @@ def build_host(host_id: str) -> tuple[BotHost, LadderSource, SocketForwarder | N
     from bot_host.sandbox import Limits
     from ladder.hosting.services import archive_limits
 
+    backend = check_machine(s.BOT_HOST_SANDBOX)
+    logging.getLogger("caravanserai.bot_host").info("each bot gets its own %s group", backend)
     state_dir = Path(s.BOT_HOST_STATE_DIR)
     limits = Limits(
         cpu_seconds=s.BOT_HOST_CPU_SECONDS,
@@ -82,7 +111,11 @@ def main(argv: list[str] | None = None) -> int:
             "bot_host: run as root: each hosted bot is dropped to its own unprivileged uid", file=sys.stderr
         )
         return 1
-    host, source, forwarder = build_host(args.host_id)
+    try:
+        host, source, forwarder = build_host(args.host_id)
+    except HostingRefused as exc:
+        print(f"bot_host: this machine cannot host bots: {exc}", file=sys.stderr)
+        return 2
     port = os.environ.get("CARAVANSERAI_BOT_HOST_METRICS_PORT", "").strip()
     if port not in ("", "0"):
         from prometheus_client import start_http_server

@@ -3,9 +3,15 @@ ladder how each is doing.
 
 Each step it asks its `Source` which versions it should run (at most `max_processes`), unpacks a new
 version's archive (checked again, `ladder.hosting.archives`) into its state directory, starts it in a
-sandbox under its slot's own uid (`uid_base + slot`: the process-count limit is per uid, so one bot's fork
-bomb cannot starve another), polls the processes (a crashed one restarts after its backoff), stops the
-versions no longer assigned, and reports each one's state, last exit and bounded log to the source.
+sandbox under its own uid (unique on the machine, `bot_host.uids`: the process-count limit is per uid, so
+one bot's fork bomb cannot starve another) and its own control group (`bot_host.cgroups`: one memory,
+process and CPU budget for its whole tree), polls the processes (a crashed one restarts after its backoff),
+stops the versions no longer assigned, and reports each one's state, last exit and bounded log.
+
+One bot never stalls the others: each bot's part of a step (stop, start, poll, report) is guarded, so an
+exception there, a refused or unwritable archive, or a database error in its report is logged with the bot's
+id and the step goes on to the next bot. A start that failed through no fault of the bot's (the ladder
+unreachable, this machine's disk) is tried again after a backoff, and the owner sees "waiting" with why.
 
 Layer: bot host service. It talks to the ladder only through `Source` (`bot_host.ladder_source` is the
 Django one); it never gives a bot's code anything but its own directory, its token (in its environment)
@@ -17,17 +23,20 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ParamSpec, Protocol
 
-from bot_host import metrics
+from bot_host import cgroups, metrics
 from bot_host.sandbox import Limits, Runtime, SandboxSpec, check_socket_dir, sandbox_argv, sandbox_env
 from bot_host.supervisor import Backoff, HostedProcess, LogRing
-from ladder.hosting.archives import ArchiveError, ArchiveLimits, read_archive, unpack
+from bot_host.uids import UidPool
+from ladder.hosting.archives import ArchiveError, ArchiveLimits, UnpackError, read_archive, unpack
 
 log = logging.getLogger("caravanserai.bot_host")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -78,42 +87,72 @@ class HostSettings:
 @dataclass
 class _Running:
     assignment: Assignment
-    slot: int
+    uid: int  # its own on the machine (`bot_host.uids`)
     process: HostedProcess
+    cgroup: cgroups.BotCgroup
     reported: tuple[str, str, int, int, str] = ("", "", 0, 0, "")
 
 
+@dataclass(frozen=True)
+class _Retry:
+    """A start that failed through no fault of the bot's: how many times in a row, and when to try again."""
+
+    assignment: Assignment
+    failures: int
+    at: float
+
+
 class BotHost:
-    def __init__(self, settings: HostSettings, source: Source, runtimes: Mapping[str, Runtime]) -> None:
+    def __init__(
+        self,
+        settings: HostSettings,
+        source: Source,
+        runtimes: Mapping[str, Runtime],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.settings = settings
         self.source = source
         self.runtimes = runtimes
+        self.clock = clock
         self.running: dict[int, _Running] = {}
         self.failed: dict[int, Assignment] = {}
+        self.retries: dict[int, _Retry] = {}
         self.socket_dir = check_socket_dir(settings.socket_path)
         self.versions_dir = settings.state_dir / "versions"
+        self.cgroups = cgroups.detect()  # refused here when the machine cannot limit each bot
+        self.uids = UidPool(settings.uid_base)
 
     def _free_slot(self) -> int:
-        taken = {r.slot for r in self.running.values()}
-        return next(s for s in range(self.settings.max_processes) if s not in taken)
+        """A uid for the next bot: no other bot on the machine has it, and no process of it lives."""
+        return self.uids.allocate()
 
     def _version_dir(self, assignment: Assignment) -> Path:
+        """The version's files, unpacked once per checksum from what `read_archive` accepts here again (the
+        reader of the upload); ArchiveError if refused, UnpackError if this machine could not write it."""
         target = self.versions_dir / assignment.sha256
-        if not target.is_dir():
-            archive = read_archive(
-                self.source.archive(version_id=assignment.version_id), self.settings.archive_limits
-            )
-            if archive.sha256 != assignment.sha256:
-                raise ArchiveError("archive", "the stored archive does not match its checksum")
-            partial = self.versions_dir / f".{assignment.sha256}.partial"
-            shutil.rmtree(partial, ignore_errors=True)
+        if target.is_dir():
+            return target
+        archive = read_archive(
+            self.source.archive(version_id=assignment.version_id), self.settings.archive_limits
+        )
+        if archive.sha256 != assignment.sha256:
+            raise ArchiveError("archive", "the stored archive does not match its checksum")
+        partial = self.versions_dir / f".{assignment.sha256}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        try:
             unpack(archive, partial)
             partial.rename(target)
+        except OSError as exc:  # unpack's own are UnpackErrors already
+            raise UnpackError(
+                "archive", f"could not put the version in place: {exc.strerror or exc}"
+            ) from exc
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)  # nothing left after a rename
         return target
 
     def _start(self, assignment: Assignment) -> None:
         runtime = self.runtimes.get(assignment.runtime)
-        slot = self._free_slot()
         ring = LogRing(self.settings.log_bytes)
         if runtime is None:
             ring.add(f"[host] this machine has no {assignment.runtime} runtime")
@@ -121,18 +160,28 @@ class BotHost:
             return
         try:
             app_dir = self._version_dir(assignment)
+        except UnpackError as exc:  # this machine's fault, not the bot's: tried again later
+            self._defer(assignment, f"this host could not unpack it: {exc.message}")
+            return
         except ArchiveError as exc:
             ring.add(f"[host] the archive was refused: {exc.message}")
             self._report_failure(assignment, ring, "archive refused")
             return
+        uid = self._free_slot()
+        try:
+            group = self.cgroups.create(f"bot-{uid}", self.settings.limits.bot_limits())
+        except Exception:
+            self.uids.release(uid)
+            raise
         spec = SandboxSpec(
             app_dir=app_dir,
             entry=assignment.entry,
             runtime=runtime,
-            uid=self.settings.uid_base + slot,
+            uid=uid,
             socket_dir=self.socket_dir,
             limits=self.settings.limits,
             bwrap=self.settings.bwrap,
+            cgroup_procs=group.procs_files(),
         )
 
         def env() -> Mapping[str, str]:  # made at every start: the token may have changed
@@ -148,8 +197,8 @@ class BotHost:
         )
         process.start()
         metrics.STARTS.labels(assignment.runtime).inc()
-        self.running[assignment.bot_id] = _Running(assignment, slot, process)
-        log.info("hosted bot %s version %s started (slot %d)", assignment.bot_id, assignment.version_id, slot)
+        self.running[assignment.bot_id] = _Running(assignment, uid, process, group)
+        log.info("hosted bot %s version %s started (uid %d)", assignment.bot_id, assignment.version_id, uid)
 
     def _crashed(self, assignment: Assignment) -> Callable[[HostedProcess, str], None]:
         def on_exit(process: HostedProcess, reason: str) -> None:
@@ -159,13 +208,31 @@ class BotHost:
         return on_exit
 
     def _report_failure(self, assignment: Assignment, ring: LogRing, detail: str) -> None:
-        self.failed[assignment.bot_id] = assignment
+        """The bot cannot run (its archive, its runtime): not tried again until its assignment changes, once
+        the owner has been told."""
         report = Report(assignment.bot_id, assignment.version_id, "failed", detail, 0, 0, ring.text())
         self.source.report(host_id=self.settings.host_id, report=report)
+        self.failed[assignment.bot_id] = assignment
+
+    def _defer(self, assignment: Assignment, why: str) -> None:
+        """A start that failed through no fault of the bot's: tried again after a backoff that doubles while
+        it keeps failing; its owner sees "waiting" and why, if the ladder can be reached."""
+        held = self.retries.get(assignment.bot_id)
+        failures = held.failures + 1 if held is not None and held.assignment == assignment else 1
+        delay = self.settings.backoff.delay(failures)
+        self.retries[assignment.bot_id] = _Retry(assignment, failures, self.clock() + delay)
+        log.warning("hosted bot %s: %s; trying again in %g s", assignment.bot_id, why, delay)
+        text = f"[host] {why}; trying again in {delay:g} s"
+        report = Report(assignment.bot_id, assignment.version_id, "waiting", why, 0, 0, text)
+        self._guarded(
+            assignment.bot_id, "report", self.source.report, host_id=self.settings.host_id, report=report
+        )
 
     def _stop(self, bot_id: int) -> None:
         entry = self.running.pop(bot_id)
         entry.process.stop()
+        entry.cgroup.remove()  # whatever of the bot outlived its sandbox ends with its group
+        self.uids.release(entry.uid)
         self._report(entry, final=True)
         if all(r.assignment.sha256 != entry.assignment.sha256 for r in self.running.values()):
             shutil.rmtree(
@@ -179,7 +246,6 @@ class BotHost:
         key = (state, p.last_exit, p.starts, p.crashes, text)
         if key == entry.reported:
             return
-        entry.reported = key
         report = Report(
             entry.assignment.bot_id,
             entry.assignment.version_id,
@@ -190,28 +256,55 @@ class BotHost:
             text,
         )
         self.source.report(host_id=self.settings.host_id, report=report)
+        entry.reported = key  # only once told: a report that failed is sent again at the next step
+
+    def _guarded(
+        self, bot_id: int, what: str, action: Callable[P, object], *args: P.args, **kwargs: P.kwargs
+    ) -> bool:
+        """One bot's part of a step; an exception is logged with the bot's id and never reaches the others."""
+        try:
+            action(*args, **kwargs)
+        except Exception:
+            log.exception("hosted bot %s: %s failed", bot_id, what)
+            return False
+        return True
+
+    def _due(self, assignment: Assignment) -> bool:
+        """Whether to start `assignment` now: not running, not failed for good, not waiting for a retry."""
+        bot_id = assignment.bot_id
+        if bot_id in self.running or self.failed.get(bot_id) == assignment:
+            return False
+        retry = self.retries.get(bot_id)
+        return retry is None or self.clock() >= retry.at
+
+    def _poll(self, entry: _Running) -> None:
+        before = entry.process.starts
+        entry.process.poll()
+        if entry.process.starts > before:
+            metrics.RESTARTS.labels(entry.assignment.runtime).inc()
+        self._report(entry)
 
     def step(self) -> None:
-        """Bring the running set in line with the assignments, poll every process, report changes."""
+        """Bring the running set in line with the assignments, poll every process, report changes; each
+        bot's part guarded, so one bot's failure never skips another bot."""
         wanted = {
             a.bot_id: a
             for a in self.source.assignments(host_id=self.settings.host_id, limit=self.settings.max_processes)
         }
         for bot_id, entry in list(self.running.items()):
             if wanted.get(bot_id) != entry.assignment:
-                self._stop(bot_id)
+                self._guarded(bot_id, "stop", self._stop, bot_id)
         self.failed = {b: a for b, a in self.failed.items() if wanted.get(b) == a}
+        self.retries = {b: r for b, r in self.retries.items() if wanted.get(b) == r.assignment}
         for bot_id, assignment in wanted.items():
-            if bot_id in self.running or self.failed.get(bot_id) == assignment:
+            if not self._due(assignment) or len(self.running) >= self.settings.max_processes:
                 continue
-            if len(self.running) < self.settings.max_processes:
-                self._start(assignment)
-        for entry in self.running.values():
-            before = entry.process.starts
-            entry.process.poll()
-            if entry.process.starts > before:
-                metrics.RESTARTS.labels(entry.assignment.runtime).inc()
-            self._report(entry)
+            if not self._guarded(bot_id, "start", self._start, assignment):
+                self._defer(assignment, "the host could not start it (a fault on the host's side)")
+            elif bot_id in self.running:
+                self.retries.pop(bot_id, None)
+        for entry in list(self.running.values()):
+            self._guarded(entry.assignment.bot_id, "poll", self._poll, entry)
         metrics.set_running(self.running.values())
 
     def run(self, stop: threading.Event) -> None:
@@ -225,4 +318,4 @@ class BotHost:
 
     def shutdown(self) -> None:
         for bot_id in list(self.running):
-            self._stop(bot_id)
+            self._guarded(bot_id, "stop", self._stop, bot_id)

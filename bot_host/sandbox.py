@@ -1,13 +1,18 @@
 """The sandbox of one hosted bot process: the bubblewrap command line, its limits and its environment.
 
-bubblewrap (Debian's `bubblewrap`) runs as root, without a user namespace, so that it may bind paths only
-root can reach (an interpreter under /root, the SDK); inside the new mount, PID, network, IPC and UTS
-namespaces it runs `prlimit` (the rlimits) and then `setpriv`, which drops to the slot's own unprivileged
-uid/gid with no capabilities, no supplementary groups and no_new_privs before it executes the bot. The bot
-sees: /usr and the runtime read-only, its unpacked version read-only at /bot, the SDK read-only under
-/opt/caravanserai, a size-limited tmpfs /tmp (its only writable place), a private /proc and a minimal /dev,
-and the directory holding the gateway's Unix-domain socket at /run/caravanserai (its only way out: the new
-network namespace has nothing but loopback). Nothing else of the host exists inside.
+The command starts with `bot_host.launch`, which joins the bot's control groups (`bot_host.cgroups`: the
+whole tree's memory, processes and CPU share) and becomes bubblewrap with the system-call filter
+(`bot_host.seccomp_filter`: no namespaces, mounts, keyring, io_uring, ptrace, bpf, ...). bubblewrap
+(Debian's `bubblewrap`) runs as root, without a user namespace, so that it may bind paths only root can
+reach (an interpreter under /root, the SDK); inside the new mount, PID, network, IPC, UTS and cgroup
+namespaces it runs `prlimit` (the per-process rlimits) and then `setpriv`, which drops to the bot's own
+unprivileged uid/gid (unique on the machine, `bot_host.uids`) with no capabilities, no supplementary groups
+and no_new_privs before it executes the bot. The bot sees: /usr and the runtime read-only, its unpacked
+version read-only at /bot, the SDK read-only under /opt/caravanserai, a size-limited tmpfs /tmp (its only
+writable place), a private /proc whose PID 1 (bubblewrap, with the host's paths on its command line) is an
+empty directory, a minimal /dev, and the directory holding the gateway's Unix-domain socket at
+/run/caravanserai (its only way out: the new network namespace has nothing but loopback). Nothing else of
+the host exists inside.
 
 Layer: bot host plumbing. Pure: it builds argument lists and environments; it starts nothing, and it must
 not import Django or read the ladder's settings.
@@ -15,9 +20,12 @@ not import Django or read the ladder's settings.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bot_host.cgroups import BotLimits
 
 BOT_DIR = "/bot"
 SDK_DIR = "/opt/caravanserai"
@@ -25,6 +33,8 @@ SOCKET_DIR = "/run/caravanserai"
 TMP_DIR = "/tmp"
 SOCKET_NAME = "bot.sock"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+SANDBOX_PROCESSES = 3  # the launcher-turned-bwrap, bwrap's PID 1 and the bot's first process
+LAUNCHER = (sys.executable, "-I", "-m", "bot_host.launch")
 
 
 class SandboxError(ValueError):
@@ -33,11 +43,14 @@ class SandboxError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """The rlimits of one hosted process and the size of its /tmp.
+    """The limits of one hosted bot: its rlimits, its control group's budget and the size of its /tmp.
 
     `cpu_seconds` is CPU time per process start (SIGXCPU then, SIGKILL a second later): a restart begins a
-    new window. `memory_bytes` is the address space (RLIMIT_AS), `processes` the processes and threads of
-    the slot's uid (RLIMIT_NPROC), `file_bytes` the largest file it may write (RLIMIT_FSIZE)."""
+    new window. `memory_bytes` is each process's address space (RLIMIT_AS) and the memory of the bot's
+    whole process tree (its cgroup, no swap); `processes` the processes and threads of the bot's uid
+    (RLIMIT_NPROC) and of its cgroup; `cpu_cores` the CPU its whole tree may use at once (cgroup quota;
+    every bot has the same weight when the machine is busy); `file_bytes` the largest file it may write
+    (RLIMIT_FSIZE)."""
 
     cpu_seconds: int = 3600
     memory_bytes: int = 1 << 30
@@ -45,12 +58,19 @@ class Limits:
     file_bytes: int = 16 << 20
     open_files: int = 256
     tmp_bytes: int = 64 << 20
+    cpu_cores: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("cpu_seconds", "memory_bytes", "processes", "file_bytes", "open_files", "tmp_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise SandboxError(f"limit {name} must be a positive integer, not {value!r}")
+        if not isinstance(self.cpu_cores, int | float) or not 0.01 <= self.cpu_cores <= 1024:
+            raise SandboxError(f"limit cpu_cores must be between 0.01 and 1024, not {self.cpu_cores!r}")
+
+    def bot_limits(self) -> BotLimits:
+        """The bot's control group budget (its processes plus the sandbox's own few)."""
+        return BotLimits(self.memory_bytes, self.processes + SANDBOX_PROCESSES, float(self.cpu_cores))
 
     def prlimit_args(self) -> list[str]:
         cpu = f"{self.cpu_seconds}:{self.cpu_seconds + 1}"
@@ -86,6 +106,8 @@ class SandboxSpec:
     bwrap: str = "/usr/bin/bwrap"
     prlimit: str = "/usr/bin/prlimit"
     setpriv: str = "/usr/bin/setpriv"
+    cgroup_procs: tuple[str, ...] = ()  # the bot's groups' process lists, joined before bwrap starts
+    launcher: tuple[str, ...] = LAUNCHER
 
     def __post_init__(self) -> None:
         if self.uid < 1000:
@@ -103,6 +125,7 @@ def _root_filesystem() -> list[str]:
         "--symlink", "usr/bin", "/bin",
         "--symlink", "usr/sbin", "/sbin",
         "--proc", "/proc",
+        "--perms", "0555", "--tmpfs", "/proc/1",  # bwrap's own PID 1: its command line names host paths
         "--dev", "/dev",
     ]  # fmt: skip
 
@@ -132,8 +155,9 @@ def _binds(spec: SandboxSpec) -> list[str]:
 
 
 def sandbox_argv(spec: SandboxSpec) -> list[str]:
-    """The whole command line: bwrap, its namespaces and mounts, then prlimit, setpriv and the bot."""
-    namespaces = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    """The whole command line: the launcher and the groups it joins, then bwrap (the launcher adds the
+    filter), its namespaces and mounts, then prlimit, setpriv and the bot."""
+    namespaces = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"]
     isolation = ["--die-with-parent", "--new-session", "--hostname", "hosted-bot", "--chdir", BOT_DIR]
     drop = [
         spec.setpriv,
@@ -147,6 +171,9 @@ def sandbox_argv(spec: SandboxSpec) -> list[str]:
     ]
     entry = f"{BOT_DIR}/{spec.entry}"
     return [
+        *spec.launcher,
+        *spec.cgroup_procs,
+        "--",
         spec.bwrap,
         *namespaces,
         *isolation,

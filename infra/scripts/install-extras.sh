@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install steps beyond pip, each skipped when already done: generated gRPC stubs, the Node example bot's
 # packages and buf (when Node.js is present), Debian's Chromium for browser tests and Debian's HAProxy for the
-# scale-out rehearsal and Debian's bubblewrap for the hosted bots' sandbox (when running as root with apt).
+# scale-out rehearsal and Debian's bubblewrap and libseccomp2 for the hosted bots' sandbox (when running as
+# root with apt; the Python side of the filter is PyPI's pyseccomp, pinned in pyproject.toml).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=.venv/bin
@@ -48,5 +49,14 @@ if ! command -v bwrap >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
   else
     echo "warning: bwrap is missing; install Debian's bubblewrap package for hosted bots" >&2
+  fi
+fi
+
+if ! ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian's libseccomp2 for the hosted bots' system-call filter"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp2 >/dev/null
+  else
+    echo "warning: libseccomp.so.2 is missing; install Debian's libseccomp2 package for hosted bots" >&2
   fi
 fi

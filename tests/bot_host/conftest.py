@@ -4,7 +4,6 @@ in for the ladder, archives built from files, and a `BotHost` with small limits,
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,9 +22,9 @@ from tests.engine_service.gateway.harness import EXAMPLES, ROOT, GatewayProcess,
 
 BOTS = Path(__file__).resolve().parent / "bots"
 BOT_IDS = range(1, 9)
-# Each test process its own sandbox uids: the process-count limit counts per uid over the whole machine, so
-# a fork bomb in one run must not starve another run's bots.
-UID_BASE = 62000 + (os.getpid() % 1000) * 8
+# The machine-wide uid pool (`bot_host.uids`) keeps every run's bots apart: no uid is handed out while
+# another host holds it or any process of it lives.
+UID_BASE = 62000
 LIMITS = Limits(
     cpu_seconds=3, memory_bytes=768 << 20, processes=32, file_bytes=4 << 20, open_files=128, tmp_bytes=8 << 20
 )
