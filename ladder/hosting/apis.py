@@ -24,9 +24,13 @@ from ladder.hosting.models import HostedBot
 UPLOAD_RULE = (
     f"A .tar.gz or .zip of regular files with {MANIFEST} at its root: "
     '{"runtime": "python" | "node", "entry": "bot.py", "version": "1.0"}. The version must be new for the bot '
-    "and is what the bot reports as bot_version in Hello. Links, paths leaving the archive, archives over "
-    "the size or file-count limits, a missing entry point or an unknown runtime are refused with 400 and "
-    "nothing is stored."
+    "and is what the bot reports as bot_version in Hello. Refused with 400 naming the member or the manifest "
+    "field, and nothing stored: links, devices and FIFOs, a member twice, a file where a directory must be "
+    "(x beside x/y), a path leaving the archive, a name part over 255 bytes or a path over 1024 bytes, tar "
+    "headers (pax or GNU long names) over 16 KiB for one member, an archive over the size, member-count or "
+    "unpacked limits (counted as it is decompressed), a manifest that is not a JSON object (at most 64 KiB, "
+    "nested at most 16 levels, each key once) with string fields free of control characters, a missing entry "
+    "point or an unknown runtime. The host unpacks with the same reader."
 )
 
 
