@@ -1,11 +1,15 @@
 """The concurrent match runner on real processes: one worker process plays many matches at once, a worker
-killed with SIGKILL while playing 20 loses none of them and rates none twice, and bots are charged only the
-time measured at the gateway, however busy the worker is."""
+killed with SIGKILL while playing 20 loses none of them and rates none twice, and bots are never charged
+for our stalls: the gateway and the worker stopped for a known time, again and again, while one worker plays
+100 matches."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,28 +60,84 @@ def test_a_worker_killed_while_playing_twenty_matches_loses_none_and_rates_none_
     assert all("worker lost" in e for (e,) in errors)
 
 
+# Decisions of 1 s with no time bank; the bots think 0.05 s. The test stalls the gateway (SIGSTOP, 1.2 s: longer
+# than a whole decision) and the worker (1.0 s) in turn while the matches play: without the gateway's clock
+# excusing its own stalls, every decision open across one would time out. Stalls of a known size, not a
+# thin margin over the bots' thinking, so the machine's load does not decide the result.
+DECISION_SECONDS = 1.0
+GATEWAY_STALL_SECONDS = 1.2
+WORKER_STALL_SECONDS = 1.0
+
+
 @pytest.fixture
 def hundred_match_stack(tmp_path: Path) -> Iterator[Stack]:
-    # decisions of 0.5 s with no time bank; the bots think 0.4 s (80%) on every decision
     env = {
         **NO_MATCHMAKING,
         "CARAVANSERAI_MATCHES_PER_WORKER": "128",
-        "CARAVANSERAI_DECISION_SECONDS": "0.5",
+        "CARAVANSERAI_DECISION_SECONDS": str(DECISION_SECONDS),
         "CARAVANSERAI_TIME_BANK_SECONDS": "0",
+        "CARAVANSERAI_GATEWAY_METRICS_PORT": str(free_port()),
     }
-    stack = Stack(tmp_path, workers=1, bot_delay=0.4, bot_concurrency=15, bots=7, env=env)
+    stack = Stack(tmp_path, workers=1, bot_delay=0.05, bot_concurrency=15, bots=7, env=env)
     yield stack.start()
     stack.stop()
 
 
-def test_bots_answering_in_80_percent_of_their_time_never_time_out_while_one_worker_plays_100_matches(
+class Staller:
+    """Stops the gateway and the worker in turn (SIGSTOP, then SIGCONT after a known time) until told to
+    end; every process it stopped is running again when `stop()` returns."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.targets = [
+            (stack.procs["gateway"].popen.pid, GATEWAY_STALL_SECONDS),
+            (stack.procs["worker1"].popen.pid, WORKER_STALL_SECONDS),
+        ]
+        self.stalls = [0, 0]
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="staller", daemon=True)
+
+    def start(self) -> Staller:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        turn = 0
+        while not self._done.wait(0.8):
+            pid, seconds = self.targets[turn % 2]
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                time.sleep(seconds)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            self.stalls[turn % 2] += 1
+            turn += 1
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(10)
+
+
+def test_bots_are_never_charged_for_gateway_or_worker_stalls_while_one_worker_plays_100_matches(
     hundred_match_stack: Stack,
 ) -> None:
     stack = hundred_match_stack
     ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, 100, house_second=True), 700)
     wait_for(lambda: stack.count("RUNNING", ids) >= 95, 120, "100 matches running in one worker process")
-    wait_for(lambda: stack.count("DONE", ids) == 100, 420, "the 100 matches to finish")
+    staller = Staller(stack).start()
+    try:
+        wait_for(lambda: stack.count("DONE", ids) == 100, 420, "the 100 matches to finish")
+    finally:
+        staller.stop()
     rows = stack.query(f"SELECT faults FROM matches_seat WHERE match_id IN ({','.join(map(str, ids))})")
     faults = [fault for (raw,) in rows for fault in (json.loads(raw) if isinstance(raw, str) else raw)]
     assert len(rows) == 200 and faults == []
     stack.assert_rated_exactly_once()
+    gateway_stalls, worker_stalls = staller.stalls
+    assert gateway_stalls >= 3 and worker_stalls >= 3, staller.stalls
+    seen = scrape_metrics(int(stack.env["CARAVANSERAI_GATEWAY_METRICS_PORT"]))
+    assert seen["caravanserai_gateway_loop_stall_seconds_count"] >= gateway_stalls
+    assert seen["caravanserai_gateway_loop_stall_seconds_sum"] >= gateway_stalls * (
+        GATEWAY_STALL_SECONDS - 0.1
+    )
+    # decisions were open across the stalls, and their bots were not charged for them
+    assert seen["caravanserai_gateway_excused_seconds_total"] >= GATEWAY_STALL_SECONDS
