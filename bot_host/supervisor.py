@@ -2,8 +2,8 @@
 backoff when it ends, its output kept in a bounded ring for its owner.
 
 Layer: bot host plumbing. It starts and stops exactly the process it launched (bubblewrap, in a process
-group of its own; its PID namespace takes every process of the sandbox with it); it must not import Django, and it never looks at a
-bot's files.
+group of its own; its PID namespace takes every process of the sandbox with it); it must not import Django
+(`ladder.hosting.text` is pure), and it never looks at a bot's files.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
+
+from ladder.hosting.text import clean_text
 
 STARTING = "starting"
 RUNNING = "running"
@@ -40,7 +42,8 @@ class CannotStart(Exception):
 
 
 class LogRing:
-    """The last `max_bytes` of a process's output, as lines (each cut at LINE_LIMIT characters)."""
+    """The last `max_bytes` of a process's output, as lines (each cut at LINE_LIMIT characters), kept as
+    `clean_text` makes them (no NUL, invalid UTF-8 or lone surrogate reaches a report)."""
 
     def __init__(self, max_bytes: int = 64 * 1024) -> None:
         self.max_bytes = max_bytes
@@ -48,8 +51,8 @@ class LogRing:
         self._size = 0
         self._lock = threading.Lock()
 
-    def add(self, line: str) -> None:
-        line = line.rstrip("\n")[:LINE_LIMIT]
+    def add(self, line: str | bytes) -> None:
+        line = clean_text(line).rstrip("\n")[:LINE_LIMIT]
         with self._lock:
             self._lines.append(line)
             self._size += len(line) + 1
@@ -146,7 +149,7 @@ class HostedProcess:
         if stream is None:
             return
         for raw in iter(lambda: stream.readline(LINE_LIMIT * 4), b""):
-            self.log.add(raw.decode("utf-8", "replace"))
+            self.log.add(raw)
         stream.close()
 
     def poll(self) -> str:

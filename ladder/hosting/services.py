@@ -21,6 +21,7 @@ from ladder.bots.models import Bot
 from ladder.bots.versions import bot_version_record
 from ladder.hosting.archives import ArchiveError, ArchiveLimits, read_archive
 from ladder.hosting.models import HostedBot, HostedVersion
+from ladder.hosting.text import clean_text
 
 LOG_LIMIT = 64 * 1024
 DETAIL_LIMIT = 200
@@ -122,15 +123,16 @@ def hosted_report(
     crashes: int,
     log: str,
 ) -> bool:
-    """Record what a host says of a bot it runs; ignored (False) unless it holds that bot at that version."""
+    """Record what a host says of a bot it runs; ignored (False) unless it holds that bot at that version.
+    The log and the detail are stored cleaned (`clean_text`): a bot's output never makes the report fail."""
     if state not in HostedBot.STATES:
         raise ValidationError({"state": [f"state must be one of {', '.join(HostedBot.STATES)}"]})
     updated = HostedBot.objects.filter(bot_id=bot_id, host_id=host_id, version_id=version_id).update(
         state=state,
-        detail=detail[:DETAIL_LIMIT],
+        detail=clean_text(detail)[:DETAIL_LIMIT],
         starts=starts,
         crashes=crashes,
-        log=log[-LOG_LIMIT:],
+        log=clean_text(log)[-LOG_LIMIT:],
         reported_at=timezone.now(),
     )
     return bool(updated)

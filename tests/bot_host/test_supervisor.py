@@ -163,3 +163,13 @@ def test_an_environment_that_cannot_be_made_fails_the_process_for_good() -> None
     clock.now += 100
     assert process.poll() == FAILED and len(made) == 2  # never tried again
     assert "[host] the bot cannot start: its token was revoked" in process.log.text()
+
+
+def test_output_with_nul_and_invalid_utf8_is_kept_cleaned() -> None:
+    process = HostedProcess(["/bin/sh", "-c", r"printf 'nul\000here \377\376 end\n'; exit 1"], {})
+    process.start()
+    wait_exit(process)
+    assert "nul\ufffdhere \ufffd\ufffd end" in process.log.text() and "\x00" not in process.log.text()
+    ring = LogRing()
+    ring.add("[host] a name with a lone surrogate: '\udce9'")
+    assert ring.text() == "[host] a name with a lone surrogate: '\ufffd'"

@@ -71,3 +71,25 @@ def test_the_owner_turns_hosting_off(hosted: list[Bot], alice_api: APIClient, bo
         alice_api.post(f"/api/v1/bots/{bot.pk}/hosted/", {"enabled": "no"}, format="json").status_code == 400
     )
     assert HostedBot.objects.get(bot=bot).enabled is False
+
+
+def test_a_log_with_nul_and_invalid_text_is_stored_cleaned(hosted: list[Bot], alice_api: APIClient) -> None:
+    """PostgreSQL refuses a NUL in text (DataError) and no encoder takes a lone surrogate: the report of a
+    bot that printed them is stored with U+FFFD in their place, the rest kept, and shown to its owner."""
+    bot = hosted[0]
+    [claimed, *_] = hosted_claim(host_id="a", limit=1, lease_seconds=30)
+    printed = b"nul\x00here \xff\xfe end \x1b[31mred\x1b[0m".decode("utf-8", "surrogateescape") + " \ud800!"
+    assert hosted_report(
+        host_id="a",
+        bot_id=bot.pk,
+        version_id=claimed.version_id,
+        state="backoff",
+        detail="exited \x00 with status 1",
+        starts=1,
+        crashes=1,
+        log=printed,
+    )
+    hosting = HostedBot.objects.get(bot=bot)
+    assert hosting.log == "nul\ufffdhere \ufffd\ufffd end \x1b[31mred\x1b[0m \ufffd!"
+    assert hosting.detail == "exited \ufffd with status 1"
+    assert alice_api.get(f"/api/v1/bots/{bot.pk}/hosted/").json()["log"] == hosting.log
