@@ -1,5 +1,6 @@
 """The web server's Prometheus endpoint (`/metrics`, prometheus-client): matches queued, running and
-finished per ladder, counted from the database at scrape time, so every web process reports the same truth.
+finished per ladder, and rating rows whose counts cannot be right (more wins than games), counted from the
+database at scrape time, so every web process reports the same truth.
 
 Set LADDER_METRICS_TOKEN to require `Authorization: Bearer <token>`; unset, the endpoint is open (it shows
 counts only, never a seed, a hand or a bot's token). Workers and gateways serve their own process metrics.
@@ -19,7 +20,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ladder.ladders.models import Ladder
 from ladder.matches.models import Match
+from ladder.ratings.audit import rating_rows_inconsistent
 
 
 class LadderCollector(Collector):
@@ -37,8 +40,31 @@ class LadderCollector(Collector):
         yield family
 
 
+class InconsistentRatingsCollector(Collector):
+    """`caravanserai_rating_rows_inconsistent{ladder, game}`: rating rows with more wins than games (0 for a
+    sound ladder); the leaderboard shows them without a win rate interval, `ratings_recompute --check`
+    names what differs from the match records."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "caravanserai_rating_rows_inconsistent",
+            "Rating rows per ladder whose wins exceed their games (bad data: audit with ratings_recompute --check)",
+            labels=["ladder", "game"],
+        )
+        counts = dict(
+            rating_rows_inconsistent()
+            .values("ladder_id")
+            .annotate(n=Count("id"))
+            .values_list("ladder_id", "n")
+        )
+        for ladder_id, slug, game_id in Ladder.objects.order_by("slug").values_list("id", "slug", "game_id"):
+            family.add_metric([slug, game_id], counts.get(ladder_id, 0))
+        yield family
+
+
 REGISTRY = CollectorRegistry(auto_describe=False)
 REGISTRY.register(LadderCollector())
+REGISTRY.register(InconsistentRatingsCollector())
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:

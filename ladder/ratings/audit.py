@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
 
 from engine_service.referee import MatchRecord, MatchResult
 from engine_service.referee.record import RecordError
@@ -93,6 +94,16 @@ class AuditReport:
         for difference in self.differences:
             counts[difference.kind] += 1
         return counts
+
+
+INCONSISTENT = Q(wins__gt=F("games"))  # counts no results can give (`standing.counts_consistent`)
+
+
+def rating_rows_inconsistent(*, ladder_id: int | None = None) -> QuerySet[Rating]:
+    """Rating rows whose counts cannot be right (more wins than games): shown without a win rate interval,
+    warned about in the admin and counted in the web server's metrics; the audit names their cause."""
+    rows = Rating.objects.filter(INCONSISTENT)
+    return rows if ladder_id is None else rows.filter(ladder_id=ladder_id)
 
 
 class _Row(NamedTuple):

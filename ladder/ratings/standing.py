@@ -14,7 +14,8 @@ Pure: no Django, no I/O, no clock. The rules (also in README.md "Ladders and rat
   interval overlaps the interval of that tier's first bot, and opens the next tier otherwise. Bots in one
   tier are not yet told apart from the tier's leader by the results so far.
 - Win rates (a win is a first place, shared first places included) carry a 95% Wilson score interval
-  (Z_WIN_RATE = 1.96), which stays inside 0-100% and is honest for few games.
+  (Z_WIN_RATE = 1.96), which stays inside 0-100% and is honest for few games. A row whose wins exceed its
+  games has no interval (`counts_consistent`): inconsistent data is shown and reported, never fatal.
 """
 
 from __future__ import annotations
@@ -48,12 +49,17 @@ def is_provisional(sigma: float, threshold: float) -> bool:
     return sigma > threshold
 
 
+def counts_consistent(successes: float, trials: int) -> bool:
+    """Whether a win count fits its game count (0 <= wins <= games); a rating row that does not (a bad
+    import, a bug) is shown without a win rate interval and reported (admin warning, metric), never fatal."""
+    return trials >= 0 and 0 <= successes <= trials
+
+
 def wilson_interval(successes: float, trials: int, z: float = Z_WIN_RATE) -> tuple[float, float] | None:
-    """The Wilson score interval of a proportion (None without trials)."""
-    if trials <= 0:
+    """The Wilson score interval of a proportion: None without trials, and None for counts that do not fit
+    (`counts_consistent`), since no proportion has more successes than trials."""
+    if trials <= 0 or not counts_consistent(successes, trials):
         return None
-    if not 0 <= successes <= trials:
-        raise ValueError(f"{successes} successes out of {trials} trials")
     p = successes / trials
     z2 = z * z
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
