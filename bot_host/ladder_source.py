@@ -8,6 +8,10 @@ with the existing token service (`bot_token_rotate`, which replaces any token th
 token is the host's) for a version it holds none for; a token of this version that stopped working was
 revoked or replaced by the owner, and the bot does not start again (`CannotStart`) until a new upload.
 
+Database errors are the caller's to isolate (`BotHost` guards each bot's part of a step); a connection the
+database dropped (a restart, a failover) is replaced at the next step, as Django does per request, instead
+of failing every step after it.
+
 Layer: bot host service adapter over `ladder.hosting` and `ladder.bots` services and selectors.
 """
 
@@ -18,6 +22,8 @@ import json
 import os
 import threading
 from pathlib import Path
+
+from django.db import close_old_connections, connection
 
 from bot_host.host import Assignment, Report
 from bot_host.supervisor import CannotStart
@@ -75,6 +81,9 @@ class LadderSource:
         self.lease_seconds = lease_seconds
 
     def assignments(self, *, host_id: str, limit: int) -> list[Assignment]:
+        """The versions to run; asked first at every step, so a dropped connection is replaced here."""
+        if not connection.in_atomic_block:  # between steps the host holds no transaction (a test may)
+            close_old_connections()
         claimed = hosted_claim(host_id=host_id, limit=limit, lease_seconds=self.lease_seconds)
         return [
             Assignment(h.bot_id, h.version_id, h.version.runtime, h.version.entry, h.version.sha256)

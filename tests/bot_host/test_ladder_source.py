@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import DatabaseError, connection
 
 from bot_host.examples import example_archive, pack
-from bot_host.host import BotHost, HostSettings
+from bot_host.host import BotHost, HostSettings, Report
 from bot_host.ladder_source import LadderSource
 from bot_host.sandbox import Runtime
 from engine_service.gateway.config import GatewayConfig
@@ -99,3 +100,17 @@ def test_a_token_the_owner_revoked_stays_revoked_until_a_new_upload(bot: Bot, la
     hosted_version_upload(bot_id=bot.pk, user=bot.owner, data=archive)
     assert rig.until(lambda: bool(sessions_for_bot(rig.registry, str(bot.pk)))), rig.log(bot.pk)
     assert HostedBot.objects.get(bot=bot).version.name == "2"
+
+
+def test_a_connection_the_database_dropped_is_replaced_at_the_next_step(bot: Bot, tmp_path: Path) -> None:
+    source = LadderSource(state_dir=tmp_path / "host")
+    [assignment] = source.assignments(host_id="h1", limit=4)
+    connection.ensure_connection()
+    connection.connection.close()  # the database went away under the host (a restart, a failover)
+    report = Report(bot.pk, assignment.version_id, "running", "", 1, 0, "")
+    with pytest.raises(DatabaseError):
+        source.report(host_id="h1", report=report)  # this bot's part of the step fails, and is guarded
+    assert [a.bot_id for a in source.assignments(host_id="h1", limit=4)] == [bot.pk]  # the next step works
+    source.report(host_id="h1", report=report)
+    assert HostedBot.objects.get(bot=bot).state == "running"
+    source.release(host_id="h1")
