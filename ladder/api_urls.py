@@ -12,6 +12,7 @@ from ladder.hosting import apis as hosting
 from ladder.ladders import apis as ladders
 from ladder.matches import apis as matches
 from ladder.ratings import apis as ratings
+from ladder.ratings import audit_apis as rating_audit
 from ladder.replays import apis as replays
 
 app_name = "api-v1"
@@ -66,5 +67,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("matches/<int:match_id>/frames/<int:step>/", replays.ReplayFrameApi.as_view(), name="match-frame"),
     path("matches/<int:match_id>/index/", replays.ReplayIndexApi.as_view(), name="match-index"),
     path("matches/<int:match_id>/live/", replays.LiveFrameApi.as_view(), name="match-live"),
+    path(
+        "matches/<int:match_id>/rating-change/",
+        rating_audit.MatchRatingChangeApi.as_view(),
+        name="match-rating-change",
+    ),
+    path("ratings/audit/", rating_audit.RatingsAuditApi.as_view(), name="ratings-audit"),
     path("", include("ladder.tournaments.api_urls")),
 ]

@@ -500,3 +500,44 @@ def _missing(
     running: dict[tuple[int, int], _Running], seen: set[tuple[int, int]]
 ) -> Iterable[tuple[int, int]]:
     return sorted(key for key in running if key not in seen)
+
+
+@dataclass(frozen=True)
+class RatingChange:
+    """One seat's rating change in a match, as its ledger row records it (before and after)."""
+
+    seat: int
+    bot_id: int
+    bot_name: str
+    rank: int
+    version: str
+    season: int
+    before: elo.SeatRating
+    after: elo.SeatRating
+
+    @property
+    def elo_delta(self) -> float:
+        return self.after.elo - self.before.elo
+
+    @property
+    def conservative_delta(self) -> float:
+        return self.after.conservative - self.before.conservative
+
+
+def match_rating_changes(*, match_id: int) -> list[RatingChange]:
+    """Each seat's rating before and after the match, in seat order (empty until the match is rated, and
+    for an unrated match): the ledger rows, so anyone can follow a rating from match to match."""
+    rows = RatingLedger.objects.filter(match_id=match_id).select_related("bot").order_by("seat")
+    return [
+        RatingChange(
+            seat=row.seat,
+            bot_id=row.bot_id,
+            bot_name=row.bot.name,
+            rank=row.rank,
+            version=row.version,
+            season=row.season,
+            before=elo.SeatRating(row.elo_before, row.mu_before, row.sigma_before),
+            after=elo.SeatRating(row.elo_after, row.mu_after, row.sigma_after),
+        )
+        for row in rows
+    ]
