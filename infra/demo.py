@@ -5,7 +5,8 @@ every other game for 3, Marco Polo II also with The Caravans) and the house bots
 through the ladder's services (a fresh token each run), then starts, each as its own process with its log
 under var/demo/logs/: the gateway, a match worker (`-Q matches`, Celery's threads pool), a scheduler worker
 (`-Q matchmaking,tournaments`, so matchmaking never waits behind matches), Celery beat (started last, once
-both workers are ready), the web server (gunicorn) and the bots (the Python SDK's random and greedy
+both workers are ready), the web server (gunicorn with ladder/gunicorn_conf.py's gthread workers, on
+127.0.0.1 only, so no proxy in front) and the bots (the Python SDK's random and greedy
 examples, and the Node example bot when Node.js and its packages are present), which connect with their
 tokens and play real rated matches scheduled by beat. On its first run it also starts a small Swiss
 tournament of house bots (`start_tournament`), so the tournaments page has standings and a crosstable. It
@@ -454,8 +455,8 @@ class Demo:
         web = self.spawn(
             "web",
             [
-                PYTHON, "-m", "gunicorn", "ladder.wsgi:application", "--bind", f"127.0.0.1:{self.web_port}",
-                "--workers", "2", "--access-logfile", "-", "--timeout", "60",
+                PYTHON, "-m", "gunicorn", "ladder.wsgi:application", "-c", "python:ladder.gunicorn_conf",
+                "--bind", f"127.0.0.1:{self.web_port}", "--workers", "2",
             ],
         )  # fmt: skip
         self.wait_for(web, self.web_ready, "answer on /healthz")

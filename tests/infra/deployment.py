@@ -27,6 +27,7 @@ COMPOSE = INFRA / "compose.yaml"
 PROCFILE = INFRA / "Procfile"
 DOCKERFILE = INFRA / "Dockerfile"
 HAPROXY_CFG = INFRA / "haproxy.cfg"
+HAPROXY_WEB_CFG = INFRA / "haproxy-web.cfg"
 COMPOSE_SCHEMA = INFRA / "schemas" / "compose-spec.json"
 CODE_PACKAGES = ("engine_service", "workers", "ladder")
 
@@ -153,8 +154,9 @@ def split_command(argv: list[str]) -> tuple[list[str], dict[str, str], str | Non
 
 
 def command_role(argv: list[str]) -> str:
-    """What a command runs: gateway, web, worker, beat, flower, migrate, lb, redis, postgres, `module` (any
-    other `python -m` of the project's: it prints a READY line when up, as the gateway does), or ''."""
+    """What a command runs: gateway, web, worker, beat, flower, migrate, lb (HAProxy with infra/haproxy.cfg),
+    web-proxy (HAProxy with infra/haproxy-web.cfg), redis, postgres, `module` (any other `python -m` of the
+    project's: it prints a READY line when up, as the gateway does), or ''."""
     program = Path(argv[0]).name if argv else ""
     if "engine_service.gateway.server" in argv:
         return "gateway"
@@ -168,7 +170,10 @@ def command_role(argv: list[str]) -> str:
         return "migrate"
     if program.startswith("python") and "-m" in argv[:-1]:
         return "module"
-    return {"haproxy": "lb", "redis-server": "redis", "postgres": "postgres"}.get(program, "")
+    if program == "haproxy":  # the bots' balancer or the web's buffering proxy, by the file it reads
+        config = argv[argv.index("-f") + 1] if "-f" in argv[:-1] else ""
+        return "web-proxy" if Path(config).name == HAPROXY_WEB_CFG.name else "lb"
+    return {"redis-server": "redis", "postgres": "postgres"}.get(program, "")
 
 
 # Images whose default command the compose file relies on (it gives them none).
@@ -272,8 +277,15 @@ def code_env_names(packages: tuple[str, ...] = CODE_PACKAGES) -> frozenset[str]:
 
 
 def haproxy_env_names(path: Path = HAPROXY_CFG) -> set[str]:
+    """The variables an HAProxy file reads: `${NAME}`, `${NAME-default}` and `.if defined(NAME)`."""
     text = path.read_text()
-    return set(re.findall(r"\$\{([A-Z0-9_]+)\}", text)) | set(re.findall(r"defined\(([A-Z0-9_]+)\)", text))
+    used = set(re.findall(r"\$\{([A-Z0-9_]+)(?:-[^}]*)?\}", text))
+    return used | set(re.findall(r"defined\(([A-Z0-9_]+)\)", text))
+
+
+def haproxy_config(p: Process) -> Path:
+    """The HAProxy file a process of role lb or web-proxy reads."""
+    return HAPROXY_WEB_CFG if p.role == "web-proxy" else HAPROXY_CFG
 
 
 # --- addresses -----------------------------------------------------------------------------------------------

@@ -231,7 +231,7 @@ class DeploymentRun:
         return launches
 
     def _image_defaults(self, p: Process, argv: list[str], var: Path) -> list[str]:
-        if p.role == "lb":
+        if p.role in ("lb", "web-proxy"):
             binary = haproxy()
             assert binary, "HAProxy is not installed (make install puts Debian's package in)"
             return [binary, "-W", "-db", *argv[1:]]  # the official image's entrypoint adds -W -db
@@ -427,6 +427,9 @@ def up_check(launch: Launch) -> tuple[str, Callable[[], bool]]:
     if p.role == "web":
         port = command_listen_ports(launch.argv)[0]
         return f"GET :{port}/healthz", lambda: _http_ok(f"http://127.0.0.1:{port}/healthz")
+    if p.role == "web-proxy":  # up once it passes /healthz on to a web server that answers it
+        port = _address_port(env["CARAVANSERAI_WEB_BIND"])
+        return f"GET :{port}/healthz through the proxy", lambda: _http_ok(f"http://127.0.0.1:{port}/healthz")
     if p.role in ("gateway", "lb"):
         name = "CARAVANSERAI_GATEWAY_ADDR" if p.role == "gateway" else "CARAVANSERAI_LB_BIND"
         address = f"127.0.0.1:{_address_port(env[name])}"

@@ -2,9 +2,10 @@
 against the Compose Specification's JSON Schema (vendored: infra/schemas/), and what the schema cannot
 see holds too: every command runs a module, program or file that exists, every environment variable the
 files set is one the code (or HAProxy's configuration) reads, ports published and advertised are ports the
-process listens on, the load balancer points at the gateways' bot ports, and depends_on names services
-that exist with the condition they can meet. Addresses and variable names are derived from the files and
-the code (GatewayConfig), so a new port or setting is checked without editing this test.
+process listens on, the load balancer points at the gateways' bot ports, the web's buffering proxy
+(infra/haproxy-web.cfg) at the web servers, which nothing publishes but the proxy, and depends_on names
+services that exist with the condition they can meet. Addresses and variable names are derived from the
+files and the code (GatewayConfig), so a new port or setting is checked without editing this test.
 
 Starting every command once as written: tests/infra/test_deployment_start.py."""
 
@@ -27,6 +28,7 @@ from tests.infra.deployment import (
     COMPOSE,
     COMPOSE_SCHEMA,
     HAPROXY_CFG,
+    HAPROXY_WEB_CFG,
     K8S,
     ROOT,
     THIRD_PARTY_ENV,
@@ -37,6 +39,7 @@ from tests.infra.deployment import (
     depends_on,
     gateway_address_variables,
     gateway_listen_addresses,
+    haproxy_config,
     haproxy_env_names,
     host_port,
     interpolate,
@@ -51,6 +54,7 @@ from workers.config import QUEUES
 
 HOST_ENV = {"DJANGO_SECRET_KEY": "a-test-secret-key-of-more-than-thirty-two-characters"}
 LB_CONFIG_IN_IMAGE = "/usr/local/etc/haproxy/haproxy.cfg"
+PROXIES = ("lb", "web-proxy")  # HAProxy processes, from its image in compose
 
 
 def compose() -> list[Process]:
@@ -134,16 +138,28 @@ def _check_target(p: Process) -> None:
         assert set(queues.split(",")) <= set(QUEUES), f"{p.source}: unknown queue in {queues}"
     if p.role == "migrate":
         assert (ROOT / argv[argv.index("manage.py") if "manage.py" in argv else 1]).exists()
-    if p.role == "lb":
-        config = _option(argv, "-f")
-        path = HAPROXY_CFG if config == LB_CONFIG_IN_IMAGE and p.image else ROOT / str(config)
-        assert path.resolve() == HAPROXY_CFG.resolve(), (
-            f"{p.source}: HAProxy reads {config}, not infra/haproxy.cfg"
+    if p.role == "web":
+        config = _option(argv, "-c", "--config")
+        assert config == "python:ladder.gunicorn_conf", (
+            f"{p.source}: gunicorn without ladder/gunicorn_conf.py"
+        )
+        assert importlib.util.find_spec(config.removeprefix("python:")), f"{p.source}: no module {config}"
+    if p.role in PROXIES and not p.source.startswith("Deployment"):  # k8s: its ConfigMap, checked apart
+        config = str(_option(argv, "-f"))
+        path = _compose_mounts(p.name).get(config) if p.source.startswith("compose") else ROOT / config
+        assert path and path.resolve() == haproxy_config(p).resolve(), (
+            f"{p.source}: HAProxy reads {config}, not {haproxy_config(p).relative_to(ROOT)}"
         )
 
 
+def _compose_mounts(service: str) -> dict[str, Path]:
+    """A compose service's bind mounts: the path in the container -> the file on the host."""
+    volumes = load_compose()["services"][service].get("volumes") or []
+    return {v.split(":")[1]: (COMPOSE.parent / v.split(":")[0]).resolve() for v in volumes}
+
+
 def test_every_command_runs_something_that_exists():
-    processes = built(compose()) + procfile() + [p for p in compose() if p.role == "lb"]
+    processes = built(compose()) + procfile() + [p for p in compose() if p.role in PROXIES]
     for p in processes:
         assert p.role, f"{p.source}: unrecognised command {p.argv}"
         _check_target(p)
@@ -153,16 +169,14 @@ def test_every_command_runs_something_that_exists():
 
 
 def test_the_lb_service_mounts_infra_haproxy_cfg_where_its_image_reads_it():
-    volumes = load_compose()["services"]["lb"]["volumes"]
-    mounts = {v.split(":")[1]: (COMPOSE.parent / v.split(":")[0]).resolve() for v in volumes}
-    assert mounts[LB_CONFIG_IN_IMAGE] == HAPROXY_CFG.resolve()
+    assert _compose_mounts("lb")[LB_CONFIG_IN_IMAGE] == HAPROXY_CFG.resolve()
 
 
 def test_compose_and_the_procfile_run_the_same_roles_on_the_same_queues():
     def roles(processes: list[Process]) -> Counter[tuple[str, str]]:
         return Counter((p.role, _option(p.argv, "-Q") or "") for p in processes if p.role not in ("migrate",))
 
-    app_compose = roles(built(compose()) + [p for p in compose() if p.role == "lb"])
+    app_compose = roles(built(compose()) + [p for p in compose() if p.role in PROXIES])
     app_procfile = roles(procfile())
     assert set(app_compose) == set(app_procfile), (app_compose, app_procfile)
     assert app_compose[("beat", "")] == app_procfile[("beat", "")] == 1, "exactly one beat"
@@ -170,16 +184,15 @@ def test_compose_and_the_procfile_run_the_same_roles_on_the_same_queues():
 
 # --- environment ---------------------------------------------------------------------------------------------
 def variable_problems(processes: list[Process]) -> list[str]:
-    """Variables a file sets that nothing reads: the code for the project's processes, haproxy.cfg for
-    HAProxy."""
+    """Variables a file sets that nothing reads: the code for the project's processes, its HAProxy file
+    (infra/haproxy.cfg or infra/haproxy-web.cfg) for HAProxy."""
     read = code_env_names() | THIRD_PARTY_ENV
     problems = []
     for p in processes:
-        if p.role == "lb":
-            unknown = sorted(set(p.env) - haproxy_env_names())
-            problems += (
-                [f"{p.source} sets {unknown}, which infra/haproxy.cfg does not read"] if unknown else []
-            )
+        if p.role in PROXIES:
+            unknown = sorted(set(p.env) - haproxy_env_names(haproxy_config(p)))
+            config = haproxy_config(p).relative_to(ROOT)
+            problems += [f"{p.source} sets {unknown}, which {config} does not read"] if unknown else []
         elif (
             p.image is None
         ):  # the Procfile's, or built from infra/Dockerfile (third-party images: their own)
@@ -219,9 +232,10 @@ def listen_ports(p: Process) -> dict[str, int]:
     the command's own --bind/--port, or HAProxy's bind."""
     if p.role == "gateway":
         return {name: address[1] for name, address in gateway_listen_addresses(p.env).items()}
-    if p.role == "lb":
-        address = host_port(p.env.get("CARAVANSERAI_LB_BIND", ""))
-        return {"CARAVANSERAI_LB_BIND": address[1]} if address else {}
+    if p.role in PROXIES:
+        name = "CARAVANSERAI_LB_BIND" if p.role == "lb" else "CARAVANSERAI_WEB_BIND"
+        address = host_port(p.env.get(name, ""))
+        return {name: address[1]} if address else {}
     return {f"{p.program} {i}": port for i, port in enumerate(command_listen_ports(p.argv))}
 
 
@@ -274,10 +288,43 @@ def balancer_problems(processes: list[Process]) -> list[str]:
     return problems
 
 
+def web_proxy_problems(processes: list[Process]) -> list[str]:
+    """Clients reach the web servers only through the buffering proxy: its CARAVANSERAI_WEB_<n> name every
+    web server (compose: by service) at the port it binds, and no web server is published or listens
+    beyond the host's loopback where the proxy is on the same host (the Procfile)."""
+    webs = {p.name: p for p in processes if p.role == "web"}
+    proxies = [p for p in processes if p.role == "web-proxy"]
+    if len(proxies) != 1:
+        return [f"{len(proxies)} web proxies (infra/haproxy-web.cfg), not one"]
+    proxy = proxies[0]
+    targets = {k: host_port(v) for k, v in proxy.env.items() if re.fullmatch(r"CARAVANSERAI_WEB_\d+", k)}
+    problems = []
+    for name, target in targets.items():
+        web = webs.get(target[0]) if target else None
+        if target and not web and len(webs) == 1 and not proxy.image:  # one host: the only web server
+            web = next(iter(webs.values()))
+        if not target or not web:
+            problems.append(f"{proxy.source}: {name}={proxy.env[name]} is not a web server's host:port")
+        elif target[1] not in command_listen_ports(web.argv):
+            problems.append(f"{proxy.source}: {name} port {target[1]} is not the port {web.source} binds")
+    if {t[0] for t in targets.values() if t} != set(webs) and proxy.image:
+        problems.append(f"{proxy.source}: not every web service is behind the proxy")
+    for web in webs.values():
+        if web.ports:
+            problems.append(f"{web.source} is published ({web.ports}): clients must come through the proxy")
+        if (
+            not proxy.image
+            and _option(web.argv, "--bind", "-b") != f"127.0.0.1:{command_listen_ports(web.argv)[0]}"
+        ):
+            problems.append(f"{web.source} binds {_option(web.argv, '--bind', '-b')}, not the loopback")
+    return problems
+
+
 def test_published_advertised_and_balanced_ports_are_ports_the_processes_listen_on():
     assert published_port_problems(compose()) == []
     assert advertise_problems(compose() + procfile()) == []
     assert balancer_problems(compose()) == [] and balancer_problems(procfile()) == []
+    assert web_proxy_problems(compose()) == [] and web_proxy_problems(procfile()) == []
 
 
 def test_procfile_processes_listen_on_distinct_ports():
@@ -314,6 +361,7 @@ def test_the_checks_catch_a_compose_file_gone_wrong():
     services["gateway2"]["command"][2] = services["gateway2"]["command"][2].replace(":50052", ":50062")
     services["web"]["ports"] = ["8080:8080"]
     services["lb"]["environment"]["CARAVANSERAI_GATEWAY_2"] = "gateway2:50052"  # the relay, not bots
+    services["web-proxy"]["environment"]["CARAVANSERAI_WEB_2"] = "web:8001"  # no web server binds it
     # depends_on is the x-app anchor's one mapping until a service has its own
     services["worker"]["depends_on"] = {
         **services["worker"]["depends_on"],
@@ -336,6 +384,10 @@ def test_the_checks_catch_a_compose_file_gone_wrong():
     ]
     assert balancer_problems(processes) == [
         "compose service lb: CARAVANSERAI_GATEWAY_2 port 50052 is not compose service gateway2's bot port"
+    ]
+    assert web_proxy_problems(processes) == [
+        "compose service web-proxy: CARAVANSERAI_WEB_2 port 8001 is not the port compose service web binds",
+        "compose service web is published ([8080]): clients must come through the proxy",
     ]
     assert dependency_problems(services) == [
         "service worker depends on postgress, which does not exist",
@@ -434,6 +486,9 @@ def test_the_containers_run_what_compose_runs_and_it_exists():
 def test_every_variable_is_read_by_the_code_and_the_required_ones_are_set():
     read = code_env_names() | THIRD_PARTY_ENV
     for _, container, p in k8s_processes(k8s()):
+        if p.role in PROXIES:  # HAProxy's image: its file reads its variables; it needs no secret
+            assert variable_problems([p]) == []
+            continue
         helpers = {e["name"] for e in container.get("env") or [] if "valueFrom" in e}  # downward API
         used = {n for v in p.env.values() for n in re.findall(r"\$\(([A-Z_]+)\)", v)}
         assert helpers <= used, f"{p.source}: {helpers - used} set from the pod but never used"
@@ -464,7 +519,37 @@ def test_probe_ports_and_listen_addresses_are_container_ports():
                 if name in p.env:
                     assert host == "0.0.0.0" and port in ports.values(), f"{p.source}: {name}={p.env[name]}"
         for port in command_listen_ports(p.argv):
+            if _option(p.argv, "--bind", "-b") == f"127.0.0.1:{port}":
+                continue  # the pod's loopback: for a sidecar only (test_the_web_pods_serve_through_the_proxy)
             assert port in ports.values(), f"{p.source}: listens on {port}, not a containerPort"
+
+
+def test_the_web_pods_serve_through_the_proxy():
+    """gunicorn on the pod's loopback, the sidecar HAProxy pointed at it with infra/haproxy-web.cfg (the
+    ConfigMap's copy equal to the file, mounted where the command reads it), the Service on the sidecar."""
+    docs = k8s()
+    (workload,) = k8s_find(docs, "Deployment", "web")
+    pod = workload["spec"]["template"]["spec"]
+    found = {p.role: (c, p) for w, c, p in k8s_processes(docs) if w is workload}
+    assert set(found) == {"web", "web-proxy"}, set(found)
+    (_, web), (proxy_container, proxy) = found["web"], found["web-proxy"]
+    (port,) = command_listen_ports(web.argv)
+    assert (
+        _option(web.argv, "--bind") == f"127.0.0.1:{port}"
+        and proxy.env["CARAVANSERAI_WEB_1"] == f"127.0.0.1:{port}"
+    )
+    config = str(_option(proxy.argv, "-f"))
+    (mount,) = [m for m in proxy_container["volumeMounts"] if m["mountPath"] == config]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    (config_map,) = k8s_find(docs, "ConfigMap", volume["configMap"]["name"])
+    assert config_map["data"][mount["subPath"]] == HAPROXY_WEB_CFG.read_text(), (
+        f"ConfigMap {config_map['metadata']['name']} is not a copy of infra/haproxy-web.cfg"
+    )
+    bind = host_port(proxy.env["CARAVANSERAI_WEB_BIND"])
+    assert bind and _container_ports(proxy_container)["http"] == bind[1]
+    (service,) = k8s_find(docs, "Service", "web")
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == ["http"]
+    assert proxy_container["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
 
 
 def test_each_gateway_is_reachable_on_its_own_relay_addresses():

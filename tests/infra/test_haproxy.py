@@ -1,6 +1,8 @@
 """infra/haproxy.cfg: HAProxy accepts it as compose and the rehearsal fill it in, and its health check is a
 real grpc.health.v1.Health/Check: the raw HTTP/2 bytes it sends decode to that request, a gRPC server
-answers them, and the expected bytes match SERVING but not NOT_SERVING (a draining gateway)."""
+answers them, and the expected bytes match SERVING but not NOT_SERVING (a draining gateway).
+infra/haproxy-web.cfg: HAProxy accepts it, without warnings, with one web server or four and its optional
+timeouts set (tests/infra/test_web_slow_clients.py serves through it)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from tests.infra.deployment import HAPROXY_WEB_CFG
 from tests.scale.cluster import HAPROXY_CFG, haproxy
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -133,3 +136,22 @@ def test_haproxy_accepts_the_configuration(gateways: int):
         [str(haproxy()), "-c", "-f", str(HAPROXY_CFG)], env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(haproxy() is None, reason="HAProxy is not installed (make install)")
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"CARAVANSERAI_WEB_1": "127.0.0.1:8001"},
+        {f"CARAVANSERAI_WEB_{i}": f"127.0.0.1:{8000 + i}" for i in range(1, 5)}
+        | {"CARAVANSERAI_WEB_REQUEST_TIMEOUT": "5s", "CARAVANSERAI_WEB_CLIENT_TIMEOUT": "1m"},
+    ],
+)
+def test_haproxy_accepts_the_web_proxy_configuration(settings: dict[str, str]):
+    env = {**os.environ, "CARAVANSERAI_WEB_BIND": "127.0.0.1:8000", **settings}
+    result = subprocess.run(
+        [str(haproxy()), "-c", "-f", str(HAPROXY_WEB_CFG)], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0 and "Warnings" not in result.stdout + result.stderr, (
+        result.stdout + result.stderr
+    )
