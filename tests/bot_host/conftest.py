@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -101,6 +101,16 @@ class HostRig:
     def log(self, bot_id: int) -> str:
         return self.host.running[bot_id].process.log.text()
 
+    def logged(self, bot_id: int, text: str) -> bool:
+        return bot_id in self.host.running and text in self.log(bot_id)
+
+    def with_limits(self, limits: Limits, **env: str) -> None:
+        """The host replaced by one with other limits and more environment (before it runs anything)."""
+        assert not self.host.running
+        settings = self.host.settings
+        changed = replace(settings, limits=limits, extra_env={**settings.extra_env, **env})
+        self.host = BotHost(changed, self.source, self.host.runtimes)
+
 
 @pytest.fixture(scope="module")
 def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runtime]:
@@ -147,6 +157,7 @@ def rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig]:
     )
     host = BotHost(settings, source, runtimes)
     registry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=3.0)
-    yield HostRig(host, source, gateway, registry, settings.state_dir, victim)
-    host.shutdown()
+    made = HostRig(host, source, gateway, registry, settings.state_dir, victim)
+    yield made
+    made.host.shutdown()  # the host the test left there (some replace it)
     gateway.stop()

@@ -5,13 +5,12 @@ real gateway on a Unix-domain socket."""
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.bot_host.conftest import LIMITS, HostRig, bot_archive
+from tests.bot_host.conftest import BOTS, LIMITS, HostRig, bot_archive, make_archive
 
 pytestmark = pytest.mark.slow
 
@@ -62,6 +61,55 @@ def test_every_probe_is_blocked(rig: HostRig) -> None:
     still_fine(rig)
 
 
+HARDENING = [
+    "unshare-user",
+    "unshare-mount",
+    "clone-user",
+    "setns",
+    "mount",
+    "keyctl",
+    "add_key",
+    "io_uring_setup",
+    "ptrace",
+    "bpf",
+    "perf_event_open",
+]
+
+
+def probe_results(log: str) -> dict[str, str]:
+    return dict(re.findall(r"^PROBE (\S+) (.*)$", log, flags=re.M))
+
+
+def pid_1_is_hidden(log: str) -> None:
+    """PID 1 of the sandbox is bubblewrap, whose command line names the host's paths: it cannot be read."""
+    [seen] = re.findall(r"^PID1 (.*)$", log, flags=re.M)
+    assert seen == "unreadable FileNotFoundError" or seen == "unreadable ENOENT", log
+
+
+def test_namespaces_mounts_keyrings_io_uring_ptrace_bpf_and_perf_are_refused(rig: HostRig) -> None:
+    start_victim(rig)
+    rig.source.add(ATTACKER, bot_archive("hardening.py"))
+    assert rig.until(lambda: rig.logged(ATTACKER, "PROBES DONE")), rig.log(ATTACKER)
+    log = rig.log(ATTACKER)
+    results = probe_results(log)
+    assert set(results) == set(HARDENING), log
+    assert {name: outcome for name, outcome in results.items() if outcome != "blocked EPERM"} == {}, log
+    pid_1_is_hidden(log)
+    still_fine(rig)
+
+
+def test_a_node_bot_cannot_make_a_user_namespace(rig: HostRig) -> None:
+    if "node" not in rig.host.runtimes:
+        pytest.skip("this machine has no node runtime (node and clients/node/node_modules)")
+    archive = make_archive({"bot.js": (BOTS / "hardening.js").read_text()}, runtime="node", entry="bot.js")
+    rig.source.add(ATTACKER, archive)
+    assert rig.until(lambda: rig.logged(ATTACKER, "PROBES DONE")), rig.log(ATTACKER)
+    log = rig.log(ATTACKER)
+    outcome = probe_results(log)["unshare-user"]
+    assert outcome.startswith("blocked") and "Operation not permitted" in outcome, log
+    pid_1_is_hidden(log)
+
+
 def test_a_fork_bomb_is_refused_and_the_others_keep_running(rig: HostRig) -> None:
     start_victim(rig)
     rig.source.add(ATTACKER, bot_archive("fork_bomb.py"))
@@ -100,30 +148,27 @@ def test_a_spinning_bot_is_killed_at_its_cpu_limit_and_restarted(rig: HostRig) -
     assert sample("caravanserai_hosted_bots_running") in (1.0, 2.0)
 
 
-def sandboxes_of(app_dir: Path) -> list[int]:
-    """Processes still alive whose command line binds `app_dir` (bwrap and its namespace's init)."""
-    found = []
-    for proc in Path("/proc").iterdir():
+def alive(pids: set[int]) -> set[int]:
+    """The processes of `pids` that still exist and are not zombies."""
+    found = set()
+    for pid in pids:
         try:
-            if proc.name.isdigit() and str(app_dir) in (proc / "cmdline").read_bytes().decode(
-                errors="replace"
-            ):
-                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":
-                    found.append(int(proc.name))
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
+        if state != "Z":
+            found.add(pid)
     return found
 
 
 def test_a_sandbox_stopped_while_it_sets_up_leaves_nothing_behind(rig: HostRig) -> None:
-    rig.source.add(ATTACKER, bot_archive("spin.py"))
+    rig.source.add(ATTACKER, bot_archive("fork_spin.py"))
     for _ in range(5):
         rig.host.step()  # starts it
         entry = rig.host.running[ATTACKER]
-        app_dir = Path(entry.process.argv[entry.process.argv.index("/bot") - 1])
+        seen = entry.cgroup.pids() | {entry.process.pid or 0}  # the launcher or bwrap and its namespace's
+        dirs = [Path(p).parent for p in entry.cgroup.procs_files()]
         rig.host.shutdown()  # at once, while bwrap is still making the sandbox
-        deadline = time.monotonic() + 5
-        while sandboxes_of(app_dir) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert sandboxes_of(app_dir) == []
+        assert not any(d.exists() for d in dirs)  # its groups are gone: nothing was left in them
+        assert alive(seen) == set()
+        assert ATTACKER not in rig.host.running
