@@ -45,6 +45,7 @@ from ladder.ladders.selectors import game_has_board, ladder_list, ladder_list_wi
 from ladder.matches.incidents import match_incident_summary
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.selectors import match_list, match_live_watchable, match_secrets_revealed
+from ladder.ratings.audit import match_rating_changes
 from ladder.ratings.models import Rating, RatingLedger
 from ladder.ratings.seasons import season_get, season_list, season_standings
 from ladder.ratings.selectors import (
@@ -323,6 +324,7 @@ def match_detail(request: HttpRequest, match_id: int) -> HttpResponse:
         "live": live,
         "family": viewer["family"],
         "incident_summary": match_incident_summary(match=match),
+        "rating_changes": match_rating_changes(match_id=match.pk),
     }
     return render(request, "web/match_detail.html", context)
 
