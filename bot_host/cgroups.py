@@ -25,6 +25,7 @@ Layer: bot host plumbing. It writes only below the host's own control group; it 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -37,6 +38,8 @@ CPU_PERIOD_US = 100_000
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 REMOVE_SECONDS = 10.0
+
+log = logging.getLogger("caravanserai.bot_host")
 
 
 class CgroupUnavailable(RuntimeError):
@@ -90,10 +93,9 @@ def _read_pids(files: Iterable[Path]) -> set[int]:
     return found
 
 
-def _empty_and_remove(
-    dirs: list[Path], procs: list[Path], kill: Callable[[], None], rmdir: Callable[[Path], None]
-) -> None:
-    """Kill until no process is left, then remove every directory (a dying process can keep it busy)."""
+def _empty_and_remove(dirs: list[Path], kill: Callable[[], None], rmdir: Callable[[Path], None]) -> None:
+    """Kill until no process is left, then remove every directory (a dying process can keep it busy). A
+    group that will not go is logged and left: making a group of that name again removes it first."""
     deadline = time.monotonic() + REMOVE_SECONDS
     while True:
         kill()
@@ -104,7 +106,8 @@ def _empty_and_remove(
             return
         except OSError as exc:
             if time.monotonic() > deadline:
-                raise CgroupUnavailable(f"cannot remove the bot's group {dirs[0]}: {exc}") from exc
+                log.warning("the bot's group %s is left behind: %s", dirs[0], exc)
+                return
         time.sleep(0.02)
 
 
@@ -143,7 +146,7 @@ class V2Cgroup:
                 _write(self.path / "cgroup.kill", "1")
             _kill_all(self.pids())
 
-        _empty_and_remove([self.path], [self.path / "cgroup.procs"], kill, self.rmdir)
+        _empty_and_remove([self.path], kill, self.rmdir)
 
 
 class V2:
@@ -151,11 +154,8 @@ class V2:
 
     name = "cgroup v2"
 
-    def __init__(
-        self, own: Path, *, root_group: bool = False, rmdir: Callable[[Path], None] = os.rmdir
-    ) -> None:
+    def __init__(self, own: Path, *, rmdir: Callable[[Path], None] = os.rmdir) -> None:
         self.own = own
-        self.root_group = root_group
         self.rmdir = rmdir
         self.bots = own / "bots"
         available = set((own / "cgroup.controllers").read_text().split())
@@ -169,14 +169,13 @@ class V2:
         self._take_leaf()
 
     def _take_leaf(self) -> None:
-        """The host into `<own>/host` (no process may sit beside child groups, except in the root group),
-        then the controllers on for the bots. Only the host itself moves: another process left in its group
-        makes the kernel refuse the controllers, and the host is refused with it."""
+        """The host into `<own>/host` (no process may sit beside child groups), then the controllers on for
+        the bots. Only the host itself moves: another process left in its group (outside the machine's root
+        group) makes the kernel refuse the controllers, and the host is refused with it."""
         enable = " ".join(f"+{c}" for c in self.controllers)
         try:
-            if not self.root_group:
-                (self.own / "host").mkdir(exist_ok=True)
-                _write(self.own / "host" / "cgroup.procs", str(os.getpid()))
+            (self.own / "host").mkdir(exist_ok=True)
+            _write(self.own / "host" / "cgroup.procs", str(os.getpid()))
             _write(self.own / "cgroup.subtree_control", enable)
             self.bots.mkdir(exist_ok=True)
             _write(self.bots / "cgroup.subtree_control", enable)
@@ -219,8 +218,7 @@ class V1Cgroup:
         return int((self.dirs["memory"] / "memory.max_usage_in_bytes").read_text())
 
     def remove(self) -> None:
-        dirs = self._unique()
-        _empty_and_remove(dirs, [d / "cgroup.procs" for d in dirs], lambda: _kill_all(self.pids()), os.rmdir)
+        _empty_and_remove(self._unique(), lambda: _kill_all(self.pids()), os.rmdir)
 
 
 class V1:
@@ -328,8 +326,7 @@ def detect(mountinfo: str | None = None, proc_cgroup: str | None = None, swaps: 
     for mount in found:
         if mount.kind == "cgroup2" and "" in member:
             try:
-                group = own_dir(mount, member[""])
-                return V2(group, root_group=group == mount.point.resolve())
+                return V2(own_dir(mount, member[""]))
             except CgroupUnavailable as exc:
                 problems.append(str(exc))
     v1_dirs = _v1_dirs(found, member)

@@ -1,11 +1,13 @@
 """Hosted bots are bots like any other: a sandboxed Python bot and a sandboxed Node bot play whole matches
-through the gateway's Unix-domain socket and the relay with no fault, and a host restart in the middle of
-a match is an incident the reconnect grace absorbs, never the bot's fault."""
+through the gateway's Unix-domain socket and the relay with no fault, also next to a hosted bot spinning in
+forked children, and a host restart in the middle of a match is an incident the reconnect grace absorbs,
+never the bot's fault."""
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +16,7 @@ from bot_host.host import BotHost
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
 from engine_service.referee import DecisionRequest, HouseSeat, MatchRecord, TimeControl, run_match, verify
-from tests.bot_host.conftest import HostRig
+from tests.bot_host.conftest import LIMITS, HostRig, bot_archive
 from tests.engine_service.gateway.harness import GAME
 from tests.engine_service.gateway.test_relay import house
 
@@ -47,6 +49,20 @@ def test_a_hosted_bot_plays_a_whole_match_without_faults(rig: HostRig, runtime: 
     assert record.result is not None and record.faults == []
     verify(record)
     assert rig.host.running[bot_id].process.crashes == 0
+
+
+def test_a_hosted_bot_keeps_its_clock_next_to_a_bot_that_spins_in_forked_children(rig: HostRig) -> None:
+    """The spinner's whole tree gets its one core (its group's quota) and the same weight as any bot, so
+    the other bot still answers within its clock on a machine the spinner would otherwise fill."""
+    rig.with_limits(replace(LIMITS, cpu_seconds=600))  # the spinner is held back, never killed
+    rig.source.add(5, bot_archive("fork_spin.py"))
+    assert rig.until(lambda: rig.logged(5, "SPINNERS 3")), rig.log(5)
+    rig.source.add(3, example_archive("python"))
+    assert rig.until(lambda: rig.connected(3)), rig.log(3)
+    seat = RemoteSeat("3", "hosted-3", rig.registry)
+    record = run_match(GAME, 2, 91, [seat, house(92)], time_control=CLOCK)
+    assert record.result is not None and record.faults == []
+    assert rig.host.running[5].cgroup.cpu_usage_ns() > 0 and rig.host.running[5].process.starts == 1
 
 
 def test_a_host_restart_mid_match_is_no_fault_of_the_bot(rig: HostRig) -> None:
