@@ -10,6 +10,11 @@ of gateways silent for longer than the TTL, so a killed gateway's sessions vanis
 registry object remembers the sessions registered through it, and every heartbeat writes them whole, so
 a store that lost its data (Redis restarted empty) holds every open session again one heartbeat later,
 without any bot reconnecting.
+Admission: besides its heartbeat, a gateway reports a few times a second whether it is admitting bots at
+normal speed (`report_admission`: a claim that lapses by itself, so a stalled gateway stops claiming);
+`gateway_states` gives readers both. A gateway that reports no admission state (an older one) counts as
+admitting while it is alive, as before. Each bot's sessions are also indexed by bot (`sessions_of_bot`), so
+a seat waiting for its bot and a gateway admitting one do not read every session of the ladder.
 It also carries bot revocations between processes (the ladder publishes, gateways poll).
 Synchronous on purpose (workers are synchronous); the gateway calls it through `asyncio.to_thread`.
 It must not import gRPC or Django.
@@ -98,6 +103,21 @@ class OnlineBot:
         }
 
 
+@dataclass(frozen=True)
+class GatewayState:
+    """A live gateway as readers see it: its relay address, its last heartbeat, and until when it last said
+    it admits bots at normal speed (`admitting_until`, wall time; None: it reports no admission state)."""
+
+    gateway_id: str
+    relay_address: str
+    heartbeat_at: float
+    admitting_until: float | None = None
+
+    def admitting(self, now: float) -> bool:
+        """Admitting bots at normal speed at wall time `now` (a gateway that never reports it: while alive)."""
+        return self.admitting_until is None or self.admitting_until >= now
+
+
 class SessionRegistry(Protocol):
     ttl: float
 
@@ -107,7 +127,10 @@ class SessionRegistry(Protocol):
     def heartbeat(self, gateway_id: str, relay_address: str, session_ids: list[str]) -> None: ...
     def drop_gateway(self, *, gateway_id: str | None = None, relay_address: str | None = None) -> None: ...
     def live_gateways(self) -> dict[str, str]: ...
+    def report_admission(self, gateway_id: str, relay_address: str, admitting_until: float) -> None: ...
+    def gateway_states(self) -> dict[str, GatewayState]: ...
     def sessions(self) -> list[SessionInfo]: ...
+    def sessions_of_bot(self, bot_id: str) -> list[SessionInfo]: ...
     def publish_revocation(self, bot_id: str) -> None: ...
     def revocations_since(self, cursor: int) -> tuple[list[str], int]: ...
     def close(self) -> None: ...
@@ -115,7 +138,7 @@ class SessionRegistry(Protocol):
 
 def sessions_for_bot(registry: SessionRegistry, bot_id: str, game_id: str | None = None) -> list[SessionInfo]:
     """Live sessions of a bot (playing `game_id` if given), most free capacity first."""
-    found = [s for s in registry.sessions() if s.bot_id == bot_id and (game_id is None or game_id in s.games)]
+    found = [s for s in registry.sessions_of_bot(bot_id) if game_id is None or game_id in s.games]
     return sorted(found, key=lambda s: (-s.free, s.connected_at))
 
 
@@ -174,6 +197,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     connected_at REAL NOT NULL, heartbeat_at REAL NOT NULL, asked INTEGER NOT NULL DEFAULT 0,
     bot_version TEXT NOT NULL DEFAULT '', decisions_address TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS sessions_bot ON sessions (bot_id);
+CREATE TABLE IF NOT EXISTS admission (
+    gateway_id TEXT PRIMARY KEY, relay_address TEXT NOT NULL, admitting_until REAL NOT NULL,
+    reported_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS revocations (
     id INTEGER PRIMARY KEY AUTOINCREMENT, bot_id TEXT NOT NULL, at REAL NOT NULL);
 """
@@ -269,9 +295,11 @@ class SqliteRegistry(_RememberedSessions):
         if gateway_id is not None:
             conn.execute("DELETE FROM sessions WHERE gateway_id = ?", (gateway_id,))
             conn.execute("DELETE FROM gateways WHERE gateway_id = ?", (gateway_id,))
+            conn.execute("DELETE FROM admission WHERE gateway_id = ?", (gateway_id,))
         if relay_address is not None:
             conn.execute("DELETE FROM sessions WHERE relay_address = ?", (relay_address,))
             conn.execute("DELETE FROM gateways WHERE relay_address = ?", (relay_address,))
+            conn.execute("DELETE FROM admission WHERE relay_address = ?", (relay_address,))
 
     def live_gateways(self) -> dict[str, str]:
         rows = self._conn().execute(
@@ -280,12 +308,43 @@ class SqliteRegistry(_RememberedSessions):
         )
         return dict(rows.fetchall())
 
-    def sessions(self) -> list[SessionInfo]:
+    def report_admission(self, gateway_id: str, relay_address: str, admitting_until: float) -> None:
+        now = time.time()
+        conn = self._conn()
+        conn.execute(
+            "INSERT OR REPLACE INTO admission VALUES (?,?,?,?)",
+            (gateway_id, relay_address, admitting_until, now),
+        )
+        conn.execute("DELETE FROM admission WHERE reported_at < ?", (now - 6 * self.ttl,))
+
+    def gateway_states(self) -> dict[str, GatewayState]:
         rows = self._conn().execute(
-            "SELECT session_id, bot_id, bot_name, gateway_id, relay_address, games, capacity, matches, "
-            "connected_at, heartbeat_at, asked, bot_version, decisions_address FROM sessions WHERE heartbeat_at >= ?",
+            "SELECT g.gateway_id, g.relay_address, g.heartbeat_at, a.admitting_until FROM gateways g "
+            "LEFT JOIN admission a ON a.gateway_id = g.gateway_id WHERE g.heartbeat_at >= ?",
             (time.time() - self.ttl,),
         )
+        return {r[0]: GatewayState(r[0], r[1], r[2], r[3]) for r in rows.fetchall()}
+
+    _SESSION_COLUMNS = (
+        "session_id, bot_id, bot_name, gateway_id, relay_address, games, capacity, matches, "
+        "connected_at, heartbeat_at, asked, bot_version, decisions_address"
+    )
+
+    def sessions(self) -> list[SessionInfo]:
+        rows = self._conn().execute(
+            f"SELECT {self._SESSION_COLUMNS} FROM sessions WHERE heartbeat_at >= ?", (time.time() - self.ttl,)
+        )
+        return self._sessions(rows.fetchall())
+
+    def sessions_of_bot(self, bot_id: str) -> list[SessionInfo]:
+        rows = self._conn().execute(
+            f"SELECT {self._SESSION_COLUMNS} FROM sessions WHERE bot_id = ? AND heartbeat_at >= ?",
+            (bot_id, time.time() - self.ttl),
+        )
+        return self._sessions(rows.fetchall())
+
+    @staticmethod
+    def _sessions(rows: list[Any]) -> list[SessionInfo]:
         return [
             SessionInfo(
                 session_id=r[0],
@@ -302,7 +361,7 @@ class SqliteRegistry(_RememberedSessions):
                 bot_version=r[11],
                 decisions_address=r[12],
             )
-            for r in rows.fetchall()
+            for r in rows
         ]
 
     def publish_revocation(self, bot_id: str) -> None:
@@ -350,6 +409,7 @@ class RedisRegistry(_RememberedSessions):
         pipe.pexpire(self._k("s", session.session_id), self._ttl_ms())
         pipe.sadd(self._k("sessions"), session.session_id)
         pipe.sadd(self._k("gw", session.gateway_id), session.session_id)
+        pipe.sadd(self._k("bot", session.bot_id), session.session_id)
 
     def register(self, session: SessionInfo) -> None:
         self._remember(session)
@@ -359,12 +419,14 @@ class RedisRegistry(_RememberedSessions):
 
     def unregister(self, session_id: str) -> None:
         self._forget(session_id)
-        gateway_id = self.client.hget(self._k("s", session_id), "gateway_id")
+        gateway_id, bot_id = self.client.hmget(self._k("s", session_id), ["gateway_id", "bot_id"])
         pipe = self.client.pipeline()
         pipe.delete(self._k("s", session_id))
         pipe.srem(self._k("sessions"), session_id)
         if gateway_id:
             pipe.srem(self._k("gw", str(gateway_id)), session_id)
+        if bot_id:
+            pipe.srem(self._k("bot", str(bot_id)), session_id)
         pipe.execute()
 
     def set_matches(self, session_id: str, matches: int) -> None:
@@ -392,6 +454,7 @@ class RedisRegistry(_RememberedSessions):
                 self.unregister(str(sid))
             self.client.delete(self._k("gw", g))
             self.client.hdel(self._k("gateways"), g)
+            self.client.hdel(self._k("admission"), g)
         if relay_address is not None:
             for s in self.sessions():
                 if s.relay_address == relay_address:
@@ -406,8 +469,37 @@ class RedisRegistry(_RememberedSessions):
                 live[str(g)] = str(address)
         return live
 
+    def report_admission(self, gateway_id: str, relay_address: str, admitting_until: float) -> None:
+        self.client.hset(
+            self._k("admission"), gateway_id, json.dumps([relay_address, admitting_until, time.time()])
+        )
+
+    def gateway_states(self) -> dict[str, GatewayState]:
+        pipe = self.client.pipeline()
+        pipe.hgetall(self._k("gateways"))
+        pipe.hgetall(self._k("admission"))
+        gateways, admission = pipe.execute()
+        cutoff = time.time() - self.ttl
+        states: dict[str, GatewayState] = {}
+        for g, raw in gateways.items():
+            address, at = json.loads(raw)
+            if at >= cutoff:
+                claim = json.loads(admission[g])[1] if g in admission else None
+                states[str(g)] = GatewayState(str(g), str(address), float(at), claim)
+        stale = [g for g, raw in admission.items() if g not in gateways and json.loads(raw)[2] < cutoff]
+        if stale:
+            self.client.hdel(self._k("admission"), *stale)
+        return states
+
     def sessions(self) -> list[SessionInfo]:
-        ids = sorted(str(sid) for sid in self.client.smembers(self._k("sessions")))
+        return self._read(self._k("sessions"))
+
+    def sessions_of_bot(self, bot_id: str) -> list[SessionInfo]:
+        return self._read(self._k("bot", bot_id))
+
+    def _read(self, index: str) -> list[SessionInfo]:
+        """The live sessions whose ids the set `index` holds (ids of expired sessions leave the set)."""
+        ids = sorted(str(sid) for sid in self.client.smembers(index))
         if not ids:
             return []
         pipe = self.client.pipeline()
@@ -437,7 +529,7 @@ class RedisRegistry(_RememberedSessions):
             if info.heartbeat_at >= cutoff:
                 found.append(info)
         if gone:
-            self.client.srem(self._k("sessions"), *gone)
+            self.client.srem(index, *gone)
         return found
 
     def publish_revocation(self, bot_id: str) -> None:
