@@ -20,6 +20,7 @@ from engine_service.games import list_games
 from engine_service.policies import house_level, make_policy
 from ladder.bots.models import Bot
 from ladder.bots.signals import bot_token_revoked
+from ladder.ratings.board import board_bot_retired, board_lock_for_bot
 
 TOKEN_PREFIX = "cvs_"
 NAME_MAX = 40
@@ -214,6 +215,7 @@ def bot_update(
 @transaction.atomic
 def bot_retire(*, bot_id: int, user: User | None = None) -> Bot:
     """Retire a bot for good: its token is revoked, it leaves leaderboards, its history stays."""
+    ladder_ids = board_lock_for_bot(bot_id=bot_id)  # the boards' locks first, as a match result takes them
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     if not bot.active:
         return bot
@@ -223,6 +225,7 @@ def bot_retire(*, bot_id: int, user: User | None = None) -> Bot:
     bot.token_hint = ""
     bot.save(update_fields=["active", "retired_at", "token_hash", "token_hint", "updated_at"])
     _announce_revocation(bot.pk)
+    board_bot_retired(bot_id=bot.pk, ladder_ids=ladder_ids)
     return bot
 
 

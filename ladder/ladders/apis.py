@@ -1,7 +1,7 @@
 """Game, ladder and leaderboard endpoints. Layer: API (thin).
 
-The leaderboard is ranked by `ladder.ratings.standing` (its rules are the endpoint's schema description) and
-cursor-paginated; its first page is cached per ladder and page size (never per
+The leaderboard is ranked by `ladder.ratings.standing` (its rules are the endpoint's schema description), read
+a page at a time from the maintained board (`ratings.selectors.leaderboard_page`) and cursor-paginated; its first page is cached per ladder and page size (never per
 arbitrary query: a cursor or an owner filter is served uncached); the cache key carries the ladder's
 leaderboard version, which changes when a rating change commits, so a page is never staler than that.
 """
@@ -9,6 +9,7 @@ leaderboard version, which changes when a rating change commits, so a page is ne
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -27,7 +28,7 @@ from ladder.core.schema import game_ids
 from ladder.ladders import selectors
 from ladder.ladders.models import Ladder
 from ladder.ratings.cache import leaderboard_cache_key
-from ladder.ratings.selectors import Standing, leaderboard_standings
+from ladder.ratings.selectors import BoardPage, Standing, leaderboard_page
 from ladder.ratings.standing import RANKING_RULES
 
 
@@ -200,10 +201,11 @@ class LeaderboardFilterSerializer(serializers.Serializer[Any]):
 
 
 class StandingsCursor(LeaderboardCursor):
-    """Cursor pages over the ranked board: a cursor's position is the number of rows before its page (the
-    board is ranked in Python over the whole ladder, so the position is a place, not a rating)."""
+    """Cursor pages over the ranked board: a cursor's position is the number of rows before its page (a
+    place on the maintained board, not a rating); only the page's rows are read."""
 
-    def paginate_board(self, board: list[Standing], request: Request) -> list[Standing]:
+    def paginate_board(self, fetch: Callable[[int, int], BoardPage], request: Request) -> list[Standing]:
+        """The page the request's cursor asks for, read with `fetch(start, limit)`."""
         self.request = request
         self.base_url = request.build_absolute_uri()
         self.page_size = self.get_page_size(request) or self.page_size
@@ -213,8 +215,9 @@ class StandingsCursor(LeaderboardCursor):
             start = int(float(self.cursor.position or 0)) + self.cursor.offset
         start = max(0, start)
         end = start + self.page_size
+        board = fetch(start, self.page_size)
         self.next_url = (
-            self.encode_cursor(Cursor(offset=0, reverse=False, position=end)) if end < len(board) else None
+            self.encode_cursor(Cursor(offset=0, reverse=False, position=end)) if end < board.total else None
         )
         if start == 0:
             self.previous_url = None
@@ -224,7 +227,7 @@ class StandingsCursor(LeaderboardCursor):
             self.previous_url = self.encode_cursor(
                 Cursor(offset=0, reverse=False, position=start - self.page_size)
             )
-        return board[start:end]
+        return board.rows
 
 
 def _iso(value: dt.datetime | None) -> str | None:
@@ -298,8 +301,11 @@ class LeaderboardApi(APIView):
     @staticmethod
     def build(request: Request, ladder: Ladder, filters: dict[str, Any]) -> dict[str, Any]:
         paginator = StandingsCursor()
-        board = leaderboard_standings(ladder=ladder, owner=filters.get("owner"))
-        page = paginator.paginate_board(board, request)
+        owner = filters.get("owner")
+        page = paginator.paginate_board(
+            lambda start, limit: leaderboard_page(ladder=ladder, start=start, limit=limit, owner=owner),
+            request,
+        )
         return {
             "ladder": LadderSummarySerializer(ladder).data,
             "next": paginator.next_url,

@@ -2,15 +2,20 @@
 
 Layer: data only. Ledger rows are written once by `ratings.services` inside the match-result transaction and
 never changed (`save` refuses updates, `delete` refuses); `Rating` rows are the ledger's running total and
-can be rebuilt from it (`manage.py ratings_recompute`). A ledger row's `*_before` values are the ones the match
+can be rebuilt from it (`manage.py ratings_recompute`), board fields included: `conservative`, `position` and
+`leads_tier` are the maintained leaderboard (`ladder.ratings.board` keeps them, in the rating transaction,
+and its docstring defines them). A ledger row's `*_before` values are the ones the match
 was rated from: at a new bot version's first game they are the version's start (`elo.version_change`).
 """
 
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 
 from ladder.ratings.elo import conservative
+
+LISTED = Q(position__isnull=False)  # on the ladder's current board
 
 
 class Rating(models.Model):
@@ -30,17 +35,37 @@ class Rating(models.Model):
     )
     season = models.PositiveIntegerField(default=1, help_text="The ladder season these values belong to.")
     updated_at = models.DateTimeField(auto_now=True)
+    conservative = models.FloatField(default=0.0, help_text="mu - 3 sigma, the board's ranking key.")
+    position = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Place on the ladder's current board (1 = top); empty when not listed.",
+    )
+    leads_tier = models.BooleanField(default=False, help_text="Opens a tier of the current board.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["ladder", "bot"], name="rating_unique_ladder_bot")]
-        indexes = [models.Index(fields=["ladder", "-elo", "id"], name="rating_leaderboard")]
+        indexes = [
+            models.Index(fields=["ladder", "-elo", "id"], name="rating_leaderboard"),
+            models.Index(fields=["ladder", "position"], name="rating_board_position", condition=LISTED),
+            models.Index(
+                fields=["ladder", "-conservative", "id"], name="rating_board_order", condition=LISTED
+            ),
+            models.Index(
+                fields=["ladder", "position"], name="rating_board_tiers", condition=Q(leads_tier=True)
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.bot} on {self.ladder}: {self.elo:.1f}"
 
-    @property
-    def conservative(self) -> float:
-        return conservative(self.mu, self.sigma)
+    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        """Saved with its ranking key (bulk writes set it themselves: `ratings.services`, `ratings.board`)."""
+        self.conservative = conservative(self.mu, self.sigma)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and {"mu", "sigma"} & set(update_fields):
+            kwargs["update_fields"] = {*update_fields, "conservative"}
+        super().save(*args, **kwargs)
 
     @property
     def win_rate(self) -> float | None:

@@ -6,6 +6,8 @@ wholly in the season it reads, and the frozen standings are exactly the leaderbo
 committed before the close. Ratings are not rewritten at the close: a bot's first game of the new season
 starts from its carried-over rating (`elo.season_carry_over`: Elo and mu kept, sigma widened; games and
 wins count from zero), each ledger row records its season, and `ratings_recompute` replays the carry-over.
+The close empties the ladder's maintained board (`ladder.ratings.board`): a bot is listed again at its first
+game of the new season.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from ladder.ladders.models import Ladder
+from ladder.ratings.board import board_clear
 from ladder.ratings.cache import leaderboard_cache_invalidate
 from ladder.ratings.models import Season, SeasonStanding
 from ladder.ratings.selectors import leaderboard_standings
@@ -57,6 +60,7 @@ def season_close(*, ladder_id: int, name: str = "") -> Season:
             for position, row in enumerate(leaderboard_standings(ladder=ladder), start=1)
         ]
     )
+    board_clear(ladder_id=ladder.pk)
     ladder.season += 1
     ladder.save(update_fields=["season"])
     transaction.on_commit(lambda: leaderboard_cache_invalidate(ladder_id=ladder.pk))

@@ -1,20 +1,27 @@
 """Rating reads: leaderboards, a bot's current ratings and its rating history.
 
-Layer: selectors (read-only). The leaderboard lists bots with at least one rated game that are not retired,
-ranked by the rules of `ladder.ratings.standing` (conservative rating first; provisional marks; tiers).
+Layer: selectors (read-only). The leaderboard lists bots with at least one rated game in the ladder's
+current season that are not retired, ranked by the rules of `ladder.ratings.standing` (conservative rating
+first; provisional marks; tiers). It is read from the board that `ladder.ratings.board` maintains on the
+rating rows: a page is one query over the rows at its positions, each row's rank and tier an indexed
+lookup (the first row with its conservative rating; the tier leaders above it), so a page costs the same on
+a ladder of 10 bots or 100,000.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
-from django.db.models import Avg, Count, Q, QuerySet
+from django.db.models import Avg, Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from ladder.ladders.models import Ladder
-from ladder.ratings.models import Rating, RatingLedger
-from ladder.ratings.standing import place, wilson_interval
+from ladder.ratings.elo import conservative
+from ladder.ratings.models import LISTED, Rating, RatingLedger
+from ladder.ratings.standing import is_provisional, rating_interval, wilson_interval
 
 LEADERBOARD_VALUES = (
     "id",
@@ -28,6 +35,9 @@ LEADERBOARD_VALUES = (
     "bot__name",
     "bot__is_house",
     "bot__owner__username",
+    "position",
+    "leads_tier",
+    "ladder__provisional_sigma",
 )
 
 
@@ -57,52 +67,126 @@ class Standing:
     tied_with_previous: bool = False
 
 
-def leaderboard_standings(*, ladder: Ladder, owner: str | None = None) -> list[Standing]:
-    """The ladder's board in rank order: active bots with at least one rated game in the current season,
-    ranked, marked and grouped by `ladder.ratings.standing` over the whole ladder (an owner filter keeps
-    the ranks)."""
-    season = Ladder.objects.filter(pk=ladder.pk).values_list("season", flat=True).first() or 1
-    rows = list(
-        Rating.objects.filter(ladder_id=ladder.pk, season=season, bot__active=True, games__gte=1)
+@dataclass(frozen=True)
+class BoardPage:
+    """Rows of a board in rank order and how many rows the whole (owner-filtered) board has."""
+
+    rows: list[Standing]
+    total: int
+
+
+def _placed(rows: QuerySet[Rating]) -> QuerySet[Rating]:
+    """Listed rows with their rank (the position of the first row sharing their conservative rating) and
+    tier (the number of tier leaders at or above them) on their own ladder's board."""
+    first_equal = (
+        Rating.objects.filter(LISTED, ladder_id=OuterRef("ladder_id"), conservative=OuterRef("conservative"))
         .order_by("id")
-        .values(*LEADERBOARD_VALUES)
+        .values("position")[:1]
     )
-    placed = place([(r["mu"], r["sigma"]) for r in rows], provisional_sigma=ladder.provisional_sigma)
-    board = []
-    previous_tier = None
-    for p in placed:
-        r = rows[p.index]
-        games, wins = r["games"], r["wins"]
-        interval = wilson_interval(wins, games)
-        tied = previous_tier == p.tier
-        previous_tier = p.tier
-        if owner and r["bot__owner__username"] != owner:
-            continue
-        board.append(
-            Standing(
-                rank=p.rank,
-                tier=p.tier,
-                provisional=p.provisional,
-                bot_id=r["bot_id"],
-                bot_name=r["bot__name"],
-                is_house=r["bot__is_house"],
-                owner=r["bot__owner__username"],
-                elo=r["elo"],
-                mu=r["mu"],
-                sigma=r["sigma"],
-                conservative=p.conservative,
-                rating_low=p.low,
-                rating_high=p.high,
-                games=games,
-                wins=wins,
-                win_rate=wins / games if games else None,
-                win_rate_low=interval[0] if interval else None,
-                win_rate_high=interval[1] if interval else None,
-                last_played_at=r["last_played_at"],
-                tied_with_previous=tied,
-            )
+    leaders = (
+        Rating.objects.filter(
+            ladder_id=OuterRef("ladder_id"), leads_tier=True, position__lte=OuterRef("position")
         )
-    return board
+        .order_by()
+        .values("ladder_id")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return rows.filter(LISTED).annotate(
+        board_rank=Subquery(first_equal, output_field=IntegerField()),
+        board_tier=Coalesce(Subquery(leaders, output_field=IntegerField()), 0),
+    )
+
+
+def _standing(r: dict[str, Any], provisional_sigma: float) -> Standing:
+    games, wins = r["games"], r["wins"]
+    interval = wilson_interval(wins, games)
+    low, high = rating_interval(r["mu"], r["sigma"])
+    return Standing(
+        rank=r["board_rank"],
+        tier=r["board_tier"],
+        provisional=is_provisional(r["sigma"], provisional_sigma),
+        bot_id=r["bot_id"],
+        bot_name=r["bot__name"],
+        is_house=r["bot__is_house"],
+        owner=r["bot__owner__username"],
+        elo=r["elo"],
+        mu=r["mu"],
+        sigma=r["sigma"],
+        conservative=conservative(r["mu"], r["sigma"]),
+        rating_low=low,
+        rating_high=high,
+        games=games,
+        wins=wins,
+        win_rate=wins / games if games else None,
+        win_rate_low=interval[0] if interval else None,
+        win_rate_high=interval[1] if interval else None,
+        last_played_at=r["last_played_at"],
+        tied_with_previous=not r["leads_tier"],
+    )
+
+
+def _board_rows(
+    ladder: Ladder, rows: QuerySet[Rating], start: int = 0, limit: int | None = None
+) -> list[Standing]:
+    values = _placed(rows).values(*LEADERBOARD_VALUES, "board_rank", "board_tier")
+    window = values[start : None if limit is None else start + limit]
+    return [_standing(r, ladder.provisional_sigma) for r in window]
+
+
+def leaderboard_page(
+    *, ladder: Ladder, start: int = 0, limit: int | None = None, owner: str | None = None
+) -> BoardPage:
+    """`limit` rows of the ladder's board from place `start + 1` on (all of them without a limit), ranked,
+    marked and grouped over the whole ladder; an owner filter keeps the ranks and counts its own rows."""
+    start = max(0, start)
+    rows = Rating.objects.filter(LISTED, ladder_id=ladder.pk).order_by("position")
+    if owner:
+        mine = rows.filter(bot__owner__username=owner)
+        return BoardPage(rows=_board_rows(ladder, mine, start, limit), total=mine.count())
+    total = rows.aggregate(last=Max("position"))["last"] or 0  # positions are 1..N: one index lookup
+    window = rows.filter(position__gt=start)
+    if limit is not None:
+        window = window.filter(position__lte=start + limit)
+    return BoardPage(rows=_board_rows(ladder, window), total=total)
+
+
+def leaderboard_standings(*, ladder: Ladder, owner: str | None = None) -> list[Standing]:
+    """The ladder's whole board in rank order (an owner filter keeps the ranks)."""
+    return leaderboard_page(ladder=ladder, owner=owner).rows
+
+
+class LeaderboardPages:
+    """The ladder's board as Django's `Paginator` reads a list: its length, then one slice (one page
+    query); nothing is loaded before a slice is asked for."""
+
+    def __init__(self, *, ladder: Ladder) -> None:
+        self.ladder = ladder
+        self._total: int | None = None
+
+    def __len__(self) -> int:
+        if self._total is None:
+            self._total = leaderboard_page(ladder=self.ladder, limit=0).total
+        return self._total
+
+    @overload
+    def __getitem__(self, index: int) -> Standing: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Standing]: ...
+    def __getitem__(self, index: int | slice) -> Standing | list[Standing]:
+        if isinstance(index, int):
+            rows = self[index : index + 1] if index >= 0 else []
+            if not rows:
+                raise IndexError(f"no place {index + 1} on the board")
+            return rows[0]
+        if index.step not in (None, 1) or (index.start or 0) < 0 or (index.stop or 0) < 0:
+            raise TypeError("a leaderboard is read a page at a time (a forward slice)")
+        start = index.start or 0
+        limit = None if index.stop is None else max(0, index.stop - start)
+        return leaderboard_page(ladder=self.ladder, start=start, limit=limit).rows
+
+    def __iter__(self) -> Iterator[Standing]:
+        return iter(self[0:])
 
 
 def bot_ratings(*, bot_id: int) -> QuerySet[Rating]:
@@ -127,13 +211,9 @@ def rating_history(
 
 def bot_standings(*, bot_id: int) -> dict[int, Standing]:
     """The bot's leaderboard row on each ladder it is listed on, by ladder id."""
-    ladders = Ladder.objects.filter(ratings__bot_id=bot_id, ratings__games__gte=1).distinct()
-    found = {}
-    for ladder in ladders:
-        row = next((r for r in leaderboard_standings(ladder=ladder) if r.bot_id == bot_id), None)
-        if row is not None:
-            found[ladder.pk] = row
-    return found
+    rows = Rating.objects.filter(bot_id=bot_id).order_by("ladder_id")
+    values = _placed(rows).values("ladder_id", *LEADERBOARD_VALUES, "board_rank", "board_tier")
+    return {r["ladder_id"]: _standing(r, r["ladder__provisional_sigma"]) for r in values}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Layer: services. `ratings_apply_match` runs inside the caller's match-result transaction: it locks the seats'
 rating rows in id order (`select_for_update`), appends one ledger row per seat and updates the ratings, so a
-result is applied exactly once and concurrent results for overlapping bots serialise without deadlock.
+result is applied exactly once and concurrent results for overlapping bots serialise without deadlock; the
+ladder row is locked first (a match result holds it already), and the seats are then put in their places on
+the ladder's maintained board in the same transaction (`ladder.ratings.board`).
 The maths is `ladder.ratings.elo` (pure), a new bot version's start included (`elo.version_change`, with the
 owner's "reset rating" choice read from `BotVersion`). The leaderboard cache of the ladder is invalidated after commit.
 """
@@ -21,6 +23,7 @@ from ladder.bots.models import BotVersion
 from ladder.bots.versions import bot_version_record
 from ladder.ladders.models import Ladder
 from ladder.ratings import elo
+from ladder.ratings.board import board_check, board_place, board_rebuild
 from ladder.ratings.cache import leaderboard_cache_invalidate
 from ladder.ratings.models import Rating, RatingLedger
 
@@ -41,7 +44,17 @@ def rating_rows_ensure(*, ladder: Ladder, bot_ids: Sequence[int]) -> None:
     missing = [b for b in bot_ids if b not in existing]
     if missing:
         Rating.objects.bulk_create(
-            [Rating(ladder=ladder, bot_id=b, elo=start.elo, mu=start.mu, sigma=start.sigma) for b in missing],
+            [
+                Rating(
+                    ladder=ladder,
+                    bot_id=b,
+                    elo=start.elo,
+                    mu=start.mu,
+                    sigma=start.sigma,
+                    conservative=elo.conservative(start.mu, start.sigma),
+                )
+                for b in missing
+            ],
             ignore_conflicts=True,
         )
 
@@ -54,9 +67,9 @@ def ratings_apply_match(
         raise RuntimeError("ratings_apply_match must run inside the match-result transaction")
     bot_ids = [o.bot_id for o in outcomes]
     rating_rows_ensure(ladder=ladder, bot_ids=bot_ids)
+    season = Ladder.objects.select_for_update().filter(pk=ladder.pk).values_list("season", flat=True).get()
     locked = list(Rating.objects.select_for_update().filter(ladder=ladder, bot_id__in=bot_ids).order_by("id"))
     by_bot = {r.bot_id: r for r in locked}
-    season = Ladder.objects.filter(pk=ladder.pk).values_list("season", flat=True).get()
     before = [_start_of_match(ladder, season, by_bot[o.bot_id], o, finished_at) for o in outcomes]
     after = elo.rate_match(before, [o.rank for o in outcomes], ladder.params)
     rows = []
@@ -88,10 +101,8 @@ def ratings_apply_match(
         rating.last_match_id = match_id
         rating.version = outcome.version or rating.version
     RatingLedger.objects.bulk_create(rows)
-    Rating.objects.bulk_update(
-        locked,
-        [*_FIELDS[:-1], "last_match", "updated_at"],
-    )
+    Rating.objects.bulk_update(locked, [*_FIELDS[:-1], "last_match", "updated_at"])
+    board_place(ladder_id=ladder.pk, rating_ids=[r.pk for r in locked])  # sets `conservative` too
     transaction.on_commit(lambda: leaderboard_cache_invalidate(ladder_id=ladder.pk))
     return rows
 
@@ -155,7 +166,9 @@ _FIELDS = ("elo", "mu", "sigma", "games", "wins", "last_played_at", "version", "
 def ratings_recompute(*, write: bool = True) -> RecomputeReport:
     """Rebuild every rating from the ledger (in ledger order, with each ladder's parameters) and compare
     with the stored table. Ledger rows whose before/after values the rebuild does not reproduce are
-    reported; with `write`, rating rows that differ are overwritten with the rebuilt values.
+    reported; with `write`, rating rows that differ are overwritten with the rebuilt values. Each ladder's
+    maintained board (`ladder.ratings.board`) is then compared with the board placed from scratch over the
+    (rewritten) rows, each difference reported among the rating differences, and rebuilt with `write`.
 
     The ledger and the ratings are read in one snapshot (one transaction: REPEATABLE READ on PostgreSQL;
     on SQLite the ladder's transactions take the write lock, so results wait for the few milliseconds of the
@@ -172,6 +185,11 @@ def ratings_recompute(*, write: bool = True) -> RecomputeReport:
         changed, missing = _compare_with_stored(ladders, running, report)
         if write:
             _write_rebuilt(changed, missing, report)
+        for ladder_id in ladders:
+            lines = board_rebuild(ladder_id=ladder_id) if write else board_check(ladder_id=ladder_id)
+            report.rating_differences.extend(lines)
+            if write and lines:
+                transaction.on_commit(functools.partial(leaderboard_cache_invalidate, ladder_id=ladder_id))
     return report
 
 

@@ -49,10 +49,11 @@ from ladder.ratings.audit import match_rating_changes
 from ladder.ratings.models import Rating, RatingLedger
 from ladder.ratings.seasons import season_get, season_list, season_standings
 from ladder.ratings.selectors import (
+    LeaderboardPages,
     bot_ratings,
     bot_standings,
     head_to_head,
-    leaderboard_standings,
+    leaderboard_page,
     rating_history,
     seat_statistics,
 )
@@ -91,14 +92,16 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 def home(request: HttpRequest) -> HttpResponse:
     # (ladder, its top three) per ladder
-    ladders = [(ladder, leaderboard_standings(ladder=ladder)[:3]) for ladder in ladder_list_with_counts()]
+    ladders = [
+        (ladder, leaderboard_page(ladder=ladder, limit=3).rows) for ladder in ladder_list_with_counts()
+    ]
     recent = list(match_list(status=MatchStatus.DONE)[:8])
     return render(request, "web/home.html", {"ladders": ladders, "recent": recent})
 
 
 def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
     ladder = get_object_or_404(Ladder, slug=slug)
-    paginator = Paginator(leaderboard_standings(ladder=ladder), 50)
+    paginator = Paginator(LeaderboardPages(ladder=ladder), 50)  # one page read, not the whole board
     page = paginator.get_page(request.GET.get("page"))
     seats = seat_statistics(ladder=ladder)
     recent = list(match_list(ladder_id=ladder.pk)[:10])
