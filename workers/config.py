@@ -5,7 +5,9 @@ Layer: configuration. Reads the environment (through `engine_service.settings_en
 once: a `WorkerSettings` field, the decision time and bank the referee's `TimeControl`) and
 `django.conf.settings`; no I/O.
 
-Broker: Redis when REDIS_URL is set. Otherwise the embedded default (`workers.broker`): kombu's SQLAlchemy
+Broker: Redis when REDIS_URL is set, through `workers.broker.RedisTransport` for a redis:// URL (kombu's, with
+the guard that lets a worker survive a Redis restart with tasks in flight); a worker that loses its broker
+retries for as long as it is away. Otherwise the embedded default (`workers.broker`): kombu's SQLAlchemy
 transport on a SQLite file under var/ (`celery-broker.sqlite3`), which needs no server, takes a write lock per
 fetch (BEGIN IMMEDIATE) so several worker processes and beat share it safely, and keeps results (for chords) in
 `celery-results.sqlite3` through Celery's database backend. Any `CELERY_<NAME>` Django setting overrides the
@@ -44,6 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from engine_service.referee import TimeControl
 from engine_service.settings_env import env_float, env_int, env_str
@@ -145,8 +148,13 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     env = os.environ if env is None else env
     ws = WorkerSettings.from_env(env)
     redis_url = env_str(env, "REDIS_URL", "")
+    transport = None  # kombu's, named by the broker URL
     if redis_url:
         broker = backend = redis_url
+        if urlsplit(redis_url).scheme == "redis":
+            from workers.broker import REDIS_TRANSPORT
+
+            transport = REDIS_TRANSPORT  # survives a Redis restart with tasks in flight (`workers.broker`)
         transport_options: dict[str, Any] = {"visibility_timeout": ws.visibility_timeout}
         prefix = env_str(env, "CARAVANSERAI_BROKER_PREFIX", "")
         if prefix:
@@ -162,9 +170,11 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {
         "broker_url": broker,
         "result_backend": backend,
+        "broker_transport": transport,
         "broker_transport_options": transport_options,
         "result_backend_transport_options": {"visibility_timeout": ws.visibility_timeout},
         "broker_connection_retry_on_startup": True,
+        "broker_connection_max_retries": None,  # a worker waits for its broker as long as it is away
         "result_expires": 24 * 3600,
         "result_extended": False,
         "task_serializer": "json",
