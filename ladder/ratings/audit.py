@@ -9,9 +9,10 @@ services' own (`elo.season_carry_over`, `elo.version_change`, `elo.rate_match`),
 `ratings.services.ratings_apply_match` applies them. It then compares each ledger row (seat, rank, score,
 version, season, before and after values) and each `Rating` row with the rebuild and names every
 difference: ledger rows of a match that does not exist, is not DONE or is unrated; DONE rated matches
-without ledger rows; records that disagree with their Seat rows. Matches are read in batches (records
-decompressed a batch at a time), so memory grows with the number of matches only by a few small tuples
-each. It must not write anything: repairs are `ratings_recompute` (from the ledger) or an operator's call.
+without ledger rows; records that disagree with their Seat rows. Matches are read in batches (their records, Seat rows and
+ledger rows a batch at a time), so memory grows with the number of matches only by one small entry each
+(its place in the ledger order). It must not write anything: repairs are `ratings_recompute` (from the
+ledger) or an operator's call.
 """
 
 from __future__ import annotations
@@ -201,9 +202,8 @@ def ratings_audit(*, ladder_id: int | None = None) -> AuditReport:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         audit = _load(ladder_id)
-        ledger = _ledger_by_match(ladder_id)
-        for chunk in _batches(_match_order(ledger, ladder_id), BATCH):
-            _audit_batch(audit, chunk, ledger)
+        for chunk in _batches(_match_order(_ledger_order(ladder_id), ladder_id), BATCH):
+            _audit_batch(audit, chunk, _ledger_rows(chunk, ladder_id))
         _compare_ratings(audit, ladder_id)
     return audit.report
 
@@ -218,19 +218,18 @@ def _load(ladder_id: int | None) -> _Audit:
     return _Audit(ladders={ladder.pk: ladder for ladder in ladders}, closes=closes, resets=resets)
 
 
-def _ledger_by_match(ladder_id: int | None) -> dict[int, list[_Row]]:
-    """Every ledger row grouped by match, the matches in ledger order (of their first row)."""
+def _ledger_order(ladder_id: int | None) -> dict[int, datetime]:
+    """The matches with ledger rows, in ledger order (of their first row), each with that row's time."""
     rows = RatingLedger.objects.order_by("id")
     if ladder_id is not None:
         rows = rows.filter(ladder_id=ladder_id)
-    groups: dict[int, list[_Row]] = {}
-    for values in rows.values_list(*_ROW_FIELDS, *_VALUE_FIELDS, "created_at").iterator(chunk_size=5000):
-        row = _Row._make((*values[:9], values[9:15], values[15]))
-        groups.setdefault(row.match_id, []).append(row)
-    return groups
+    first: dict[int, datetime] = {}
+    for match_id, created_at in rows.values_list("match_id", "created_at").iterator(chunk_size=5000):
+        first.setdefault(match_id, created_at)
+    return first
 
 
-def _match_order(ledger: dict[int, list[_Row]], ladder_id: int | None) -> list[int]:
+def _match_order(ledger: dict[int, datetime], ladder_id: int | None) -> list[int]:
     """The matches to replay: those with ledger rows in ledger order, and the DONE rated matches without
     any, each placed before the first ledger match rated after it finished."""
     done = Match.objects.filter(status=MatchStatus.DONE, rated=True).order_by("finished_at", "id")
@@ -244,8 +243,8 @@ def _match_order(ledger: dict[int, list[_Row]], ladder_id: int | None) -> list[i
     order: list[int] = []
     waiting = iter(unrated)
     pending = next(waiting, None)
-    for match_id, rows in ledger.items():
-        while pending is not None and pending[0] < rows[0].created_at:
+    for match_id, rated_at in ledger.items():
+        while pending is not None and pending[0] < rated_at:
             order.append(pending[1])
             pending = next(waiting, None)
         order.append(match_id)
@@ -255,12 +254,25 @@ def _match_order(ledger: dict[int, list[_Row]], ladder_id: int | None) -> list[i
     return order
 
 
+def _ledger_rows(chunk: list[int], ladder_id: int | None) -> dict[int, list[_Row]]:
+    """The ledger rows of a batch of matches, grouped by match, each group in ledger order."""
+    rows = RatingLedger.objects.filter(match_id__in=chunk).order_by("id")
+    if ladder_id is not None:
+        rows = rows.filter(ladder_id=ladder_id)
+    groups: dict[int, list[_Row]] = {}
+    for values in rows.values_list(*_ROW_FIELDS, *_VALUE_FIELDS, "created_at"):
+        row = _Row._make((*values[:9], values[9:15], values[15]))
+        groups.setdefault(row.match_id, []).append(row)
+    return groups
+
+
 def _batches(items: Sequence[int], size: int) -> Iterator[list[int]]:
     for start in range(0, len(items), size):
         yield list(items[start : start + size])
 
 
 def _audit_batch(audit: _Audit, chunk: list[int], ledger: dict[int, list[_Row]]) -> None:
+    """Replay a batch of matches (in order) from their records, their Seat rows and their ledger rows."""
     match_rows = Match.objects.filter(pk__in=chunk).values_list(*_Match._fields)
     matches = {m.id: m for m in (_Match(*values) for values in match_rows)}
     seats: dict[int, list[_SeatRow]] = {}
