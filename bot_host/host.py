@@ -168,11 +168,30 @@ class BotHost:
             self._report_failure(assignment, ring, "archive refused")
             return
         uid = self._free_slot()
+        group: cgroups.BotCgroup | None = None
         try:
             group = self.cgroups.create(f"bot-{uid}", self.settings.limits.bot_limits())
-        except Exception:
+            process = self._process(assignment, runtime, app_dir, uid, group, ring)
+            process.start()
+        except Exception:  # nothing of a start that failed is kept: its group and uid go back
+            if group is not None:
+                group.remove()
             self.uids.release(uid)
             raise
+        metrics.STARTS.labels(assignment.runtime).inc()
+        self.running[assignment.bot_id] = _Running(assignment, uid, process, group)
+        log.info("hosted bot %s version %s started (uid %d)", assignment.bot_id, assignment.version_id, uid)
+
+    def _process(
+        self,
+        assignment: Assignment,
+        runtime: Runtime,
+        app_dir: Path,
+        uid: int,
+        group: cgroups.BotCgroup,
+        ring: LogRing,
+    ) -> HostedProcess:
+        """The supervised sandbox of one bot, not started yet."""
         spec = SandboxSpec(
             app_dir=app_dir,
             entry=assignment.entry,
@@ -188,17 +207,13 @@ class BotHost:
             token = self.source.token(bot_id=assignment.bot_id, version_id=assignment.version_id)
             return sandbox_env(spec, token=token, extra=self.settings.extra_env)
 
-        process = HostedProcess(
+        return HostedProcess(
             sandbox_argv(spec),
             env,
             backoff=self.settings.backoff,
             log=ring,
             on_exit=self._crashed(assignment),
         )
-        process.start()
-        metrics.STARTS.labels(assignment.runtime).inc()
-        self.running[assignment.bot_id] = _Running(assignment, uid, process, group)
-        log.info("hosted bot %s version %s started (uid %d)", assignment.bot_id, assignment.version_id, uid)
 
     def _crashed(self, assignment: Assignment) -> Callable[[HostedProcess, str], None]:
         def on_exit(process: HostedProcess, reason: str) -> None:

@@ -146,6 +146,26 @@ def test_a_start_that_raises_is_tried_again_later_and_the_next_bot_starts(rig: R
     assert 1 in rig.host.running and not rig.host.retries
 
 
+def test_a_sandbox_that_cannot_start_gives_back_its_uid_and_control_group(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(self: object) -> None:
+        raise OSError("the sandbox could not be started")
+
+    rig.source.add(1, sleeper())
+    with monkeypatch.context() as patched:
+        patched.setattr(host_module.HostedProcess, "start", refuse)
+        rig.host.step()  # the failure is the host's: the bot waits, nothing of the start is kept
+    assert 1 not in rig.host.running and rig.source.reports[1].state == "waiting"
+    pool = rig.host.uids
+    assert [
+        p for p in pool.directory.iterdir() if p.name != "lock" and p.read_text().strip() == pool.holder
+    ] == []
+    rig.clock.now += 1.0
+    rig.host.step()
+    assert 1 in rig.host.running
+
+
 def test_hostile_archives_are_refused_by_the_host_and_the_good_bot_runs(rig: Rig) -> None:
     cases = sorted(HOSTILE)
     for bot_id, case in enumerate(cases, start=1):
