@@ -55,6 +55,22 @@ def check_machine(bwrap: str) -> str:
     return backend.name
 
 
+def check_only() -> int:
+    """`--check`: root, control groups, the filter and bubblewrap, as `main` would need them."""
+    if os.geteuid() != 0:
+        print(
+            "bot_host: run as root: each hosted bot is dropped to its own unprivileged uid", file=sys.stderr
+        )
+        return 2
+    try:
+        backend = check_machine(os.environ.get("CARAVANSERAI_BOT_HOST_SANDBOX") or "/usr/bin/bwrap")
+    except HostingRefused as exc:
+        print(f"bot_host: this machine cannot host bots: {exc}", file=sys.stderr)
+        return 2
+    print(f"bot_host: this machine can host bots (control groups: {backend})")
+    return 0
+
+
 def build_host(host_id: str) -> tuple[BotHost, LadderSource, SocketForwarder | None]:
     """The host, its ladder source and, with CARAVANSERAI_BOT_HOST_GATEWAY_ADDR, the forwarder serving its
     gateway socket, from the Django settings (Django is set up here, in the host only)."""
@@ -104,7 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--host-id", default=os.environ.get("CARAVANSERAI_BOT_HOST_ID") or socket.gethostname()
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only say whether this machine can host bots (exit 0) or what it lacks (exit 2)",
+    )
     args = parser.parse_args(argv)
+    if args.check:
+        return check_only()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if os.geteuid() != 0:
         print(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Sequence
 
 from django.contrib.auth.models import User
@@ -23,11 +25,21 @@ NAMES = {"python": "demo-hosted-python", "node": "demo-hosted-node"}
 
 
 def hosting_possible() -> str:
-    """Why this machine cannot run the bot host (the demo then skips it), or '' when it can."""
+    """Why this machine cannot run the bot host (the demo then skips it), or '' when it can. The machine
+    check (`python -m bot_host --check`) runs in a process of its own: finding the control groups may move
+    the process that looks into a group of its own."""
     if os.geteuid() != 0:
         return "the bot host runs as root (it drops each bot to its own uid)"
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed (make install)"
+    checked = subprocess.run(
+        [sys.executable, "-m", "bot_host", "--check"], capture_output=True, text=True, timeout=60
+    )
+    if checked.returncode != 0:
+        return (
+            checked.stderr.strip().removeprefix("bot_host: ")
+            or f"the machine check exited {checked.returncode}"
+        )
     return ""
 
 

@@ -165,3 +165,17 @@ def test_the_host_refuses_without_the_filter_or_a_bubblewrap_that_loads_it(
     monkeypatch.setattr(entry, "bot_filter", no_library)
     with pytest.raises(entry.HostingRefused, match="needs libseccomp"):
         entry.check_machine("/usr/bin/bwrap")
+
+
+def test_the_demo_skips_hosting_where_the_machine_check_refuses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`python -m bot_host --check`, in a process of its own, is what the demo asks before it hosts bots."""
+    from bot_host.demo import hosting_possible
+
+    assert hosting_possible() == ""  # this machine (root, cgroups, libseccomp, bubblewrap) can
+    old = tmp_path / "bwrap"
+    old.write_text("#!/bin/sh\necho 'usage: bwrap [OPTIONS...] [--] COMMAND'\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("CARAVANSERAI_BOT_HOST_SANDBOX", str(old))
+    assert "no --seccomp" in hosting_possible()
