@@ -197,3 +197,17 @@ def test_check_refuses_an_unknown_ladder(played):
         call_command("ratings_recompute", "--check", "--ladder", "424242", stdout=StringIO())
     with pytest.raises(CommandError, match="--ladder goes with --check"):
         call_command("ratings_recompute", "--ladder", "1", stdout=StringIO())
+
+
+def test_a_new_bot_with_a_reset_version_in_a_later_season_agrees_with_the_services(ladder2, make_bot, user):
+    """The audit takes a seat's start exactly as `ratings_apply_match` does, season and reset included."""
+    old = [make_bot(), make_bot()]
+    play(ladder2, old, 11)
+    season_close(ladder_id=ladder2.pk)
+    newcomer = make_bot()
+    bot_version_set(bot_id=newcomer.pk, user=user, name="r1", reset_rating=True)
+    play_versions(ladder2, [newcomer, old[0]], 12, ["r1", ""])
+    play_versions(ladder2, [old[1], newcomer], 13, ["", "r1"])
+    report = ratings_audit()
+    assert report.identical, [d.line() for d in report.differences]
+    assert report.matches == 3
