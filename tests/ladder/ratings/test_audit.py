@@ -211,3 +211,13 @@ def test_a_new_bot_with_a_reset_version_in_a_later_season_agrees_with_the_servic
     report = ratings_audit()
     assert report.identical, [d.line() for d in report.differences]
     assert report.matches == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_audit_reads_one_read_only_snapshot_of_its_own(ladder2, make_bot):
+    """Outside a caller's transaction the audit opens its own (REPEATABLE READ, READ ONLY on PostgreSQL)."""
+    bots = [make_bot(), make_bot()]
+    for seed in (21, 22):
+        play(ladder2, bots, seed)
+    report = ratings_audit(ladder_id=ladder2.pk)
+    assert report.identical and report.matches == 2 and report.ratings == 2
