@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import grpc
 
 from engine_service.gateway import metrics
+from engine_service.gateway.admission import AdmissionMonitor
 from engine_service.gateway.auth import BotIdentity, TokenVerifier
 from engine_service.gateway.config import MIN_CLIENT_PING_INTERVAL_MS, GatewayConfig
 from engine_service.gateway.loop_lag import LoopLag
@@ -299,6 +300,7 @@ class Hub:
         self._loop = asyncio.get_running_loop()
         self._revocation_cursor = -1
         self.loop_lag = LoopLag(self._loop, on_stall=metrics.loop_stalled).start()
+        self.admission = AdmissionMonitor()  # times the token checks and Hellos (admission.py)
         verifier.on_revoke(self._revoked_threadsafe)
 
     # --- limits ----------------------------------------------------------------------------------------
@@ -328,13 +330,19 @@ class Hub:
                 unauth,
                 "missing token: send metadata 'authorization: Bearer <token>'",
             )
-        identity = await self.verifier.verify(token)
+        with self.admission.measure():
+            identity = await self.verifier.verify(token)
         if identity is None:
             raise Refusal(grpc.StatusCode.UNAUTHENTICATED, unauth, "unknown or revoked bot token")
         return identity
 
     async def open_session(self, identity: BotIdentity, hello: bot_pb2.Hello, writer: Writer) -> Session:
-        """Check the Hello against the bot's registration and the limits, register, send Welcome."""
+        """Check the Hello against the bot's registration and the limits, register, send Welcome (timed as
+        an admission step)."""
+        with self.admission.measure():
+            return await self._open_session(identity, hello, writer)
+
+    async def _open_session(self, identity: BotIdentity, hello: bot_pb2.Hello, writer: Writer) -> Session:
         unknown = [g for g in hello.games if g not in identity.games or g not in self.known_games]
         if unknown:
             allowed = sorted(set(identity.games) & set(self.known_games))

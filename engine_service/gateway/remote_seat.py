@@ -18,10 +18,13 @@ Policy (documented in BOTS.md):
 - when the bot's stream ends, the seat waits for the bot to reconnect (to any gateway) until the decision's
   deadline and resumes the match there (`MatchStarted` with `resumed`); if it does not come back in time, a
   `disconnect` fault (forfeit);
-- when the gateway itself goes away (restart, crash), the seat first waits for a gateway to be alive again
-  (up to `gateway_return`, else `MatchAborted`), then up to `reconnect_grace` counted from then for
-  the bot to reconnect; none of it is charged to the bot (`excused_seconds`), and it is kept as an incident
-  of the record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried,
+- when the gateway itself goes away (restart, crash), the seat waits for the bot to reconnect to another
+  gateway; the `reconnect_grace` runs only while the registry says some other gateway is admitting bots at
+  normal speed (its admission claim, admission.py: serving, its token checks and Hellos quick, its loop not
+  stalled; an interval counts only when the claim held at both its ends), never while gateways are down,
+  starting, warming up or slow to admit. Once no gateway has been admitting for `gateway_return` seconds in
+  all, `MatchAborted` (unrated, never a forfeit). None of the wait is charged to the bot (`excused_seconds`),
+  and it is kept as an incident of the record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried,
   unrated); if the gateway this worker cannot reach is still alive and still holds the bot's stream (the
   network between worker and gateway failed, not the bot), `MatchAborted` too; if gateways are alive but the
   bot does not come back, a `disconnect` fault;
@@ -73,7 +76,9 @@ CONNECT_TIMEOUT_SECONDS = 5.0  # opening a decision connection, at most (and at 
 RECV_BYTES = 64 * 1024  # per read: under malloc's mmap threshold (a 256 KiB read costs 15 µs more)
 POLL_SECONDS = 0.05
 WATCH_SECONDS = 0.1  # how often a relay connection checks its reading thread's deadline
-GATEWAY_RETURN_SECONDS = 60.0  # after losing its gateway, how long a seat waits for any gateway to be alive
+GATEWAY_RETURN_SECONDS = (
+    60.0  # in all, how long a seat waits with no gateway alive, or admitting after a loss
+)
 _GATEWAY_DOWN = (
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -750,11 +755,8 @@ class RemoteSeat(Seat):
                 "reason": f"gateway {lost.relay_address}: {reason}",
             }
         )
-        self._wait_for_a_gateway(lost.gateway_id, f"after losing {lost.relay_address}: {reason}")
-        # the grace counts from when a gateway is there to reconnect to, not from the loss
-        if self.session is not None or self._wait_and_bind(
-            self.reconnect_grace, exclude_gateway=lost.gateway_id
-        ):
+        back, unadmitted = self._wait_for_the_bot(lost, reason)
+        if back:
             assert self.session is not None
             waited = self.clock() - started
             self.incidents.append(
@@ -762,7 +764,8 @@ class RemoteSeat(Seat):
                     "seat": seat,
                     "step": step,
                     "kind": "resumed",
-                    "reason": f"bot back on gateway {self.session.relay_address} after {waited:.2f}s",
+                    "reason": f"bot back on gateway {self.session.relay_address} after {waited:.2f}s "
+                    f"({unadmitted:.2f}s of it with no gateway admitting at normal speed)",
                 }
             )
             return waited
@@ -776,5 +779,39 @@ class RemoteSeat(Seat):
         raise SeatFault(
             "disconnect",
             f"gateway {lost.relay_address} went away at step {step} ({reason}) and the bot did not reconnect "
-            f"within {self.reconnect_grace:g}s of a gateway being available again",
+            f"within {self.reconnect_grace:g}s of gateways admitting at normal speed (and {unadmitted:.1f}s "
+            "while none was, not counted)",
         )
+
+    def _admitting_elsewhere(self, lost: str) -> bool:
+        """Some live gateway but `lost` claims to admit bots at normal speed now; an unreachable registry is
+        ours: `MatchAborted`."""
+        try:
+            states = self.registry.gateway_states()
+        except Exception as exc:
+            raise MatchAborted(f"session registry unavailable: {exc}") from exc
+        now = time.time()
+        return any(state.admitting(now) for gateway_id, state in states.items() if gateway_id != lost)
+
+    def _wait_for_the_bot(self, lost: SessionInfo, reason: str) -> tuple[bool, float]:
+        """Wait for the bot on a stream of another gateway: (seated, seconds no gateway was admitting). The
+        grace runs only over intervals with another gateway admitting at both ends; `MatchAborted` once the
+        intervals without one reach `gateway_return` seconds."""
+        grace, unadmitted = self.reconnect_grace, 0.0
+        last, admitting = self.clock(), self._admitting_elsewhere(lost.gateway_id)
+        while not self._bind(resumed=True, exclude_gateway=lost.gateway_id):
+            now, admitting_now = self.clock(), self._admitting_elsewhere(lost.gateway_id)
+            if admitting and admitting_now:
+                grace -= now - last
+            else:
+                unadmitted += now - last
+            last, admitting = now, admitting_now
+            if grace <= 0:
+                return False, unadmitted
+            if unadmitted >= self.gateway_return:
+                raise MatchAborted(
+                    f"no gateway alive and admitting bots at normal speed for {self.gateway_return:g}s after losing "
+                    f"{lost.relay_address} ({reason}): the match is retried, unrated"
+                )
+            time.sleep(POLL_SECONDS)
+        return True, unadmitted

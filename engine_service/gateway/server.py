@@ -36,6 +36,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from engine_service.gateway import metrics
+from engine_service.gateway.admission import report_loop
 from engine_service.gateway.auth import InMemoryVerifier, TokenVerifier
 from engine_service.gateway.config import (
     MIN_CLIENT_PING_INTERVAL_MS,
@@ -108,7 +109,7 @@ def build_verifier(config: GatewayConfig) -> TokenVerifier:
     if config.auth == "django":
         from engine_service.gateway.django_auth import DjangoVerifier
 
-        return DjangoVerifier()
+        return DjangoVerifier(warm=False)  # Django is set up once the gateway serves (`Gateway.start`)
     raise ValueError(f"CARAVANSERAI_GATEWAY_AUTH must be 'django' or 'file:PATH', not {config.auth!r}")
 
 
@@ -145,8 +146,50 @@ class Gateway:
         self._links: set[DecisionLink] = set()
         self._health: list[health.HealthServicer] = []
         self._heartbeat: asyncio.Task[None] | None = None
+        self._admission: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        """Bind and serve, then warm the verifier up (bots connecting meanwhile wait for it), then claim to be
+        admitting (admission.py); returns once the gateway admits at normal speed or could."""
+        hub = await self._serve()
+        # the registry hears "not admitting" before this gateway's first heartbeat: never a gateway alive with
+        # no admission state, which readers take for an older gateway that admits while alive
+        await asyncio.to_thread(
+            self.registry.report_admission, hub.gateway_id, self.config.advertised_relay, 0.0
+        )
+        await asyncio.to_thread(self.registry.heartbeat, hub.gateway_id, self.config.advertised_relay, [])
+        self._heartbeat = asyncio.create_task(hub.heartbeat_loop())
+        warm_up = getattr(self.verifier, "warm_up", None)
+        if warm_up is not None:
+            try:
+                await asyncio.to_thread(warm_up)
+            except BaseException:  # a verifier that cannot start (misconfigured): nothing stays bound
+                await self.stop(0)
+                raise
+        hub.admission.serving = True
+        self._admission = asyncio.create_task(
+            report_loop(
+                hub.admission,
+                self.registry,
+                hub.gateway_id,
+                self.config.advertised_relay,
+                stalled=hub.loop_lag.stalled,
+                stopping=lambda: hub.shutting_down,
+            )
+        )
+        log.info(
+            "gateway %s: bots on %s (port %d), relay on %s (port %d), decisions on %s (port %d)",
+            hub.gateway_id,
+            self.config.bot_address,
+            self.bot_port,
+            self.config.advertised_relay,
+            self.relay_port,
+            self.config.decisions_advertise,
+            self.decisions_port,
+        )
+
+    async def _serve(self) -> Hub:
+        """Bind every port, make the hub and start the servers."""
         bot_server = grpc.aio.server(options=bot_server_options(self.config))
         relay_server = grpc.aio.server(options=relay_server_options())
         self.bot_port = bot_server.add_insecure_port(self.config.bot_address)
@@ -177,18 +220,7 @@ class Gateway:
         if self.config.bot_uds:  # sandboxed bots run under other uids: any local user may connect
             os.chmod(self.config.bot_uds, 0o666)
         self._servers = [bot_server, relay_server]
-        await asyncio.to_thread(self.registry.heartbeat, hub.gateway_id, self.config.advertised_relay, [])
-        self._heartbeat = asyncio.create_task(hub.heartbeat_loop())
-        log.info(
-            "gateway %s: bots on %s (port %d), relay on %s (port %d), decisions on %s (port %d)",
-            hub.gateway_id,
-            self.config.bot_address,
-            self.bot_port,
-            self.config.advertised_relay,
-            self.relay_port,
-            self.config.decisions_advertise,
-            self.decisions_port,
-        )
+        return hub
 
     def _bind_decisions(self) -> socket.socket:
         """The decision port's listening socket; the configuration then names the port bound and the address
@@ -233,10 +265,11 @@ class Gateway:
                     await asyncio.sleep(0.02)
             await self.hub.shutdown()
         self.stop_decisions()
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heartbeat
+        for task in (self._heartbeat, self._admission):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await asyncio.gather(*(server.stop(grace) for server in self._servers))
         self._servers = []
 
