@@ -31,13 +31,15 @@ def _configure(app: Celery[Any]) -> None:
     from django.conf import settings
 
     django.setup()
-    from workers.config import celery_settings
+    from workers.config import broker_transport, celery_settings
 
     conf = celery_settings()
     for name in list(conf):
         override = getattr(settings, f"CELERY_{name.upper()}", None)
         if override is not None:
             conf[name] = override
+    if getattr(settings, "CELERY_BROKER_TRANSPORT", None) is None:  # the transport follows the final URL
+        conf["broker_transport"] = broker_transport(conf["broker_url"])
     app.conf.update(conf)
 
 

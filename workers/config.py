@@ -143,18 +143,25 @@ def var_dir() -> Path:
     return path
 
 
+def broker_transport(broker_url: str) -> str | None:
+    """Celery's `broker_transport` for `broker_url`: `workers.broker.RedisTransport` for a redis:// URL (kombu's
+    Redis transport, guarded so a worker survives a Redis restart with tasks in flight), else None (the
+    transport the URL's scheme names). A transport named here wins over the URL's scheme, so it must follow
+    the final URL."""
+    if urlsplit(broker_url).scheme != "redis":
+        return None
+    from workers.broker import REDIS_TRANSPORT
+
+    return REDIS_TRANSPORT
+
+
 def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Celery's configuration (lower-case names), before `CELERY_*` Django overrides."""
     env = os.environ if env is None else env
     ws = WorkerSettings.from_env(env)
     redis_url = env_str(env, "REDIS_URL", "")
-    transport = None  # kombu's, named by the broker URL
     if redis_url:
         broker = backend = redis_url
-        if urlsplit(redis_url).scheme == "redis":
-            from workers.broker import REDIS_TRANSPORT
-
-            transport = REDIS_TRANSPORT  # survives a Redis restart with tasks in flight (`workers.broker`)
         transport_options: dict[str, Any] = {"visibility_timeout": ws.visibility_timeout}
         prefix = env_str(env, "CARAVANSERAI_BROKER_PREFIX", "")
         if prefix:
@@ -170,7 +177,7 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {
         "broker_url": broker,
         "result_backend": backend,
-        "broker_transport": transport,
+        "broker_transport": broker_transport(broker),
         "broker_transport_options": transport_options,
         "result_backend_transport_options": {"visibility_timeout": ws.visibility_timeout},
         "broker_connection_retry_on_startup": True,
