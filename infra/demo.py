@@ -2,13 +2,14 @@
 
 It migrates the SQLite database under var/, creates the demo ladders (Expedition for 2, 3 and 4 players, and
 every other game for 3, Marco Polo II also with The Caravans) and the house bots, registers demo bots
-through the ladder's services (a fresh token each run), then starts, each as its own process with its log
-under var/demo/logs/: the gateway, a match worker (`-Q matches`, Celery's threads pool), a scheduler worker
-(`-Q matchmaking,tournaments`, so matchmaking never waits behind matches), Celery beat (started last, once
-both workers are ready), the web server (gunicorn with ladder/gunicorn_conf.py's gthread workers, on
-127.0.0.1 only, so no proxy in front) and the bots (the Python SDK's random and greedy
-examples, and the Node example bot when Node.js and its packages are present), which connect with their
-tokens and play real rated matches scheduled by beat. On its first run it also starts a small Swiss
+through the ladder's services (their tokens kept in var/demo/tokens.json, mode 0600, see `DemoTokens`),
+then starts, each as its own process with its log under var/demo/logs/: the gateway, the web server
+(gunicorn with ladder/gunicorn_conf.py's gthread workers, on 127.0.0.1 only, so no proxy in front), the
+bot host when this machine can run it, the bots (the Python SDK's random and greedy examples, and the Node
+example bot when Node.js and its packages are present), which connect with their tokens, and once they
+are connected (at most BOTS_CONNECT_SECONDS) a match worker (`-Q matches`, Celery's threads pool), a
+scheduler worker (`-Q matchmaking,tournaments`, so matchmaking never waits behind matches) and Celery beat
+(started last, once both workers are ready), which schedules real rated matches. On its first run it also starts a small Swiss
 tournament of house bots (`start_tournament`), so the tournaments page has standings and a crosstable. It
 prints the URLs, one line per finished match in the order they finish, the leaderboards every minute, and
 stops on Ctrl-C or SIGTERM (or after `--minutes N`).
@@ -42,6 +43,13 @@ still RUNNING is put back to QUEUED through `match_record_infrastructure_failure
 and sent again, so the next start replays it. A clean stop leaves no match RUNNING. Stale scheduling ticks
 left in the broker by an earlier run are purged before the scheduler starts, so none expires unrun.
 
+Restarting replays what a stop put back (and what was still QUEUED), each once, rated only when played. Two
+things used to cancel them (13 of 17 in one restart): a fresh token each run revoked the old one, and a
+revoked token cancels the bot's matches not yet started (`ladder.matches.receivers`); and the match worker
+started before the bots had connected, so a match whose bot had no stream within the start grace was
+called off. So a demo bot keeps its token while it still works, and the match worker starts only once the
+demo's bots are connected.
+
 No DATABASE_URL and no REDIS_URL: the demo unsets them, so it needs no server (SQLite database, the embedded
 Celery broker and session registry, all under var/ or `--var-dir`). It sets CARAVANSERAI_DEMO=1, which lets
 the ladder run with the development SECRET_KEY.
@@ -54,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -86,6 +95,7 @@ WORKER_STOP_SECONDS = 20.0
 FEED_OVERLAP = timedelta(seconds=120)
 SCHEDULING_QUEUES = ("matchmaking", "tournaments")
 REQUEUE_REASON = "the demo stopped while the match was running; it is replayed on the next start"
+BOTS_CONNECT_SECONDS = 60.0  # the match worker waits this long at most for the demo's bots to connect
 # A small Swiss tournament of house bots, once per database: five entrants, three rounds of two tables and
 # a bye, on the Expedition 2-player ladder (about a minute of play), so the tournaments page has standings
 # and a crosstable. House bots only: a remote bot's slots belong to matchmaking.
@@ -142,6 +152,48 @@ def requeue_running_matches() -> list[int]:
         if Match.objects.filter(pk=match_id, status=MatchStatus.QUEUED).exists():
             app.send_task("matches.run_match", args=[match_id])
     return running
+
+
+class DemoTokens:
+    """The demo bots' tokens, by bot name, in a file only this user can read (mode 0600). A token is kept
+    across runs while it still authenticates its bot: rotating it would revoke the old one, and a revoked
+    token cancels the bot's matches not yet started, those a stop put back among them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+        return {str(k): v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+    def keep(self, name: str, token: str) -> None:
+        tokens = {**self.load(), name: token}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".tmp")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(tokens, handle)
+        partial.replace(self.path)
+
+    def valid(self, name: str, bot_id: int) -> str | None:
+        """The kept token of `name` if it still authenticates bot `bot_id`."""
+        from ladder.bots.selectors import bot_identity_for_token
+
+        token = self.load().get(name)
+        identity = bot_identity_for_token(token=token) if token else None
+        return token if identity is not None and identity.bot_id == bot_id else None
+
+
+def bots_not_connected(bot_ids: dict[int, str]) -> list[str]:
+    """The names of the bots (id -> name) with no stream registered at any gateway."""
+    from engine_service.gateway.registry import online_bots
+    from workers.seats import registry
+
+    online = {bot.bot_id for bot in online_bots(registry())}
+    return [name for bot_id, name in bot_ids.items() if str(bot_id) not in online]
 
 
 @dataclass
@@ -248,6 +300,7 @@ class Demo:
         self.args = args
         self.var = Path(args.var_dir).resolve() if args.var_dir else ROOT / "var"
         self.logs = self.var / "demo" / "logs"
+        self.tokens = DemoTokens(self.var / "demo" / "tokens.json")
         self.web_port = args.web_port or free_port()
         self.bot_port = args.gateway_port or free_port()
         self.relay_port = args.relay_port or free_port()
@@ -315,7 +368,8 @@ class Demo:
         return [(name, self.bot_token(name)) for name in self.bot_names()]
 
     def bot_token(self, name: str) -> str:
-        """A fresh token for the demo bot `name`, registering it on first use."""
+        """The demo bot `name`'s token: the one kept from an earlier run while it still works (`DemoTokens`),
+        else a new one, registering the bot on first use."""
         from django.contrib.auth import get_user_model
 
         from ladder.bots.models import Bot
@@ -326,15 +380,20 @@ class Demo:
             user.set_password(DEMO_PASSWORD)
             user.save()
         bot = Bot.objects.filter(name=name).first()
+        if bot is not None and (kept := self.tokens.valid(name, bot.pk)):
+            return kept
         if bot is not None:
-            return bot_token_rotate(bot_id=bot.pk, user=user)[1]
-        return bot_create(
-            owner=user,
-            name=name,
-            games=sorted({ladder.game_id for ladder in demo_ladders()}),
-            description="A demo bot started by `make demo`.",
-            max_concurrent=BOT_CONCURRENT,
-        )[1]
+            token = bot_token_rotate(bot_id=bot.pk, user=user)[1]
+        else:
+            token = bot_create(
+                owner=user,
+                name=name,
+                games=sorted({ladder.game_id for ladder in demo_ladders()}),
+                description="A demo bot started by `make demo`.",
+                max_concurrent=BOT_CONCURRENT,
+            )[1]
+        self.tokens.keep(name, token)
+        return token
 
     def prepare_hosted(self) -> list[str]:
         """The hosted example bots (`bot_host.demo`), when this machine can run the bot host; their names."""
@@ -447,11 +506,11 @@ class Demo:
         self.celery("beat", "beat", "-s", str(self.var / "demo" / "celerybeat-schedule"))
 
     def start_services(self) -> None:
+        """The gateway and the web server (the workers start once the bots are connected)."""
         self.logs.mkdir(parents=True, exist_ok=True)
         gateway = self.spawn("gateway", [PYTHON, "-m", "engine_service.gateway.server"])
         self.wait_for(gateway, lambda: "READY " in gateway.text(), "READY line")
         self.purge_scheduling_ticks()
-        self.start_workers()
         web = self.spawn(
             "web",
             [
@@ -467,6 +526,21 @@ class Demo:
                 return r.status == 200
         except OSError:
             return False
+
+    def wait_for_bots(self, names: list[str]) -> None:
+        """Until every one of the demo's bots `names` has a stream at the gateway, BOTS_CONNECT_SECONDS at
+        most: the matches put back (or left QUEUED) by the last stop then find their bots when the match
+        worker starts them, instead of being called off."""
+        from ladder.bots.models import Bot
+
+        bot_ids = dict(Bot.objects.filter(name__in=names).values_list("pk", "name"))
+        until = time.monotonic() + BOTS_CONNECT_SECONDS
+        while (missing := bots_not_connected(bot_ids)) and time.monotonic() < until:
+            if self.stopping:
+                raise KeyboardInterrupt
+            time.sleep(0.2)
+        if missing:
+            self.say(f"note: not connected after {BOTS_CONNECT_SECONDS:.0f}s, starting anyway: {missing}")
 
     def start_bots(self, tokens: list[tuple[str, str]]) -> None:
         target = f"127.0.0.1:{self.bot_port}"
@@ -564,14 +638,18 @@ class Demo:
         self.setup_django()
         tokens = self.prepare_database()
         hosted = self.prepare_hosted()
-        self.say("starting the gateway, the match and scheduler workers, beat and the web server")
+        self.say(
+            "starting the gateway, the web server and the bots, then the match and scheduler workers and beat"
+        )
         self.feed = MatchFeed(timezone.now(), f"http://127.0.0.1:{self.web_port}")
         self.start_services()
         self.start_bot_host(hosted)
-        tournament = self.start_tournament()
         self.start_bots(tokens)
+        self.wait_for_bots([n for n, _ in tokens] + hosted)
+        self.start_workers()
+        tournament = self.start_tournament()
         self.print_urls(tournament)
-        self.say(f"bots {', '.join(n for n, _ in tokens)} connecting; matches appear below (Ctrl-C stops)")
+        self.say(f"bots {', '.join(n for n, _ in tokens)} connected; matches appear below (Ctrl-C stops)")
 
     def watch(self, deadline: float | None) -> None:
         assert self.feed is not None
@@ -612,7 +690,7 @@ class Demo:
         self.stopping = True
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=None, help="stop by itself after this many minutes")
     parser.add_argument("--web-port", type=int, default=8000, help="0: any free port")
@@ -624,6 +702,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--var-dir", default=None, help="where the demo keeps its data (default var/)")
     parser.add_argument("--no-node", action="store_true", help="do not start the Node example bot")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.minutes is not None and args.minutes <= 0:
         parser.error("--minutes must be positive")

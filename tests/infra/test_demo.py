@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import importlib.util
+import json
 import os
 import re
 import signal
@@ -211,6 +212,82 @@ def test_demo_never_stalls_and_stops_cleanly_on_sigterm(tmp_path):
     check_logs_and_processes(tmp_path / "var")
 
 
+PUT_BACK = (  # tables a stop finds RUNNING: (ladder, seats)
+    ("mp2-v1-3p", ("demo-random-py", "demo-greedy-py", "demo-greedy2-py")),
+    ("voyages-v1-3p", ("demo-greedy2-py", "demo-random-py", "demo-greedy-py")),
+    ("expedition-v1-2p", ("demo-greedy-py", "house-random")),
+)
+PUT_BACK_SCRIPT = """
+import importlib.util, sys
+import django
+django.setup()
+from ladder.bots.models import Bot
+from ladder.ladders.models import Ladder
+from ladder.matches.services import match_create, match_mark_running
+spec = importlib.util.spec_from_file_location("demo", "infra/demo.py")
+demo = importlib.util.module_from_spec(spec)
+sys.modules["demo"] = demo
+spec.loader.exec_module(demo)
+for slug, names in {tables!r}:
+    bots = [Bot.objects.get(name=name).pk for name in names]
+    match = match_create(ladder_id=Ladder.objects.get(slug=slug).pk, bot_ids=bots)
+    assert match_mark_running(match_id=match.pk)
+print(demo.requeue_running_matches())
+"""
+
+
+def put_back_running_matches(var: Path) -> set[int]:
+    """What a stop does to the matches its worker could not finish, to tables made RUNNING for it, in the
+    demo's own database and broker (the demo's environment, as its processes have it): their ids."""
+    env = {**demo_env(), "DJANGO_SETTINGS_MODULE": "ladder.settings.base", "CARAVANSERAI_DEMO": "1"}
+    env.update(CARAVANSERAI_VAR_DIR=str(var), PYTHONPATH=str(ROOT))
+    script = PUT_BACK_SCRIPT.format(tables=PUT_BACK)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_a_stop_and_start_replays_the_matches_the_stop_put_back(tmp_path):
+    """Matches a stop put back (RUNNING when its worker stopped: QUEUED, unrated, sent again) are played at
+    the next start, each once and rated then, none cancelled: the demo keeps its bots' tokens and starts the
+    match worker once they are connected. A demo on a quiet machine often finishes every match in its warm
+    shutdown, so the test puts tables back itself, through the demo's own `requeue_running_matches`."""
+    var = tmp_path / "var"
+    demo = DemoRun(var, "--no-node")
+    try:
+        demo.first(r"^\s+match\s+\d+ ", 240)
+    finally:
+        assert demo.stop() == 0, demo.output
+    put_back = put_back_running_matches(var)
+    marks = ",".join("?" * len(put_back))
+    assert len(put_back) == len(PUT_BACK)
+    assert demo.query(f"SELECT DISTINCT status FROM matches_match WHERE id IN ({marks})", *put_back) == [
+        ("QUEUED",)
+    ]
+
+    again = DemoRun(var, "--no-node")
+    try:
+        again.first(r"ladders\s+(http://127\.0\.0\.1:\d+)/", 180)
+        over = f"SELECT COUNT(*) FROM matches_match WHERE id IN ({marks}) AND status IN ('DONE', 'ERROR', 'CANCELLED')"
+        waited = wait_until(
+            lambda: again.query(over, *put_back)[0][0] == len(put_back), 300, "put-back matches over"
+        )
+    finally:
+        assert again.stop() == 0, again.output
+    print(f"\nput back {sorted(put_back)}: all over {waited:.0f}s after the restart's URLs")
+    statuses = again.query(f"SELECT id, status, error FROM matches_match WHERE id IN ({marks})", *put_back)
+    assert [row for row in statuses if row[1] != "DONE"] == []
+    rated = again.query(
+        f"SELECT m.id, (SELECT COUNT(*) FROM matches_seat s WHERE s.match_id = m.id),"
+        f" (SELECT COUNT(*) FROM ratings_ratingledger r WHERE r.match_id = m.id)"
+        f" FROM matches_match m WHERE m.id IN ({marks})",
+        *put_back,
+    )
+    assert all(seats == ledger for _, seats, ledger in rated), rated  # each seat rated, once
+    assert "cancelled" not in " ".join(error for _, _, error in statuses)
+    check_logs_and_processes(var)
+
+
 def check_logs_and_processes(var: Path) -> None:
     logs = {p.name: p.read_text(errors="replace") for p in (var / "demo" / "logs").glob("*.log")}
     assert {"worker.log", "scheduler.log", "beat.log"} <= set(logs)
@@ -265,6 +342,85 @@ def test_a_stop_puts_the_running_matches_back_to_queued_and_sends_them_again(mon
     assert running.ladder.ratings.filter(games__gt=0).count() == 0
     assert sent == [("matches.run_match", [running.pk])]
     assert Match.objects.get(pk=waiting.pk).status == MatchStatus.QUEUED
+
+
+def demo_for(module, var: Path):  # type: ignore[no-untyped-def]
+    return module.Demo(module.build_parser().parse_args(["--var-dir", str(var), *PORTS]))
+
+
+@pytest.mark.django_db
+def test_a_restart_keeps_the_demo_bots_tokens_so_their_waiting_matches_stay_queued(tmp_path, monkeypatch):
+    """The cause of 13 put-back matches of 17 cancelled at the next start: a fresh token each run revoked the
+    old one, and a revoked token cancels the bot's matches not yet started."""
+    from ladder.bots.models import Bot
+    from ladder.bots.services import house_bot_ensure
+    from ladder.ladders.services import ladder_create
+    from ladder.matches.models import Match, MatchStatus
+    from ladder.matches.services import match_create, match_mark_running
+    from workers.celery_app import app
+
+    monkeypatch.setattr(app, "send_task", lambda name, args: None)
+    demo = load_demo_module()
+    first = demo_for(demo, tmp_path).bot_token("demo-random-py")
+    bot = Bot.objects.get(name="demo-random-py")
+    ladder = ladder_create(game_id="expedition-v1", num_players=2)
+    house = house_bot_ensure(policy="random")
+    running, waiting = (match_create(ladder_id=ladder.pk, bot_ids=[bot.pk, house.pk]) for _ in range(2))
+    assert match_mark_running(match_id=running.pk)
+    assert demo.requeue_running_matches() == [running.pk]  # the stop
+
+    assert demo_for(demo, tmp_path).bot_token("demo-random-py") == first  # the next start
+    statuses = set(Match.objects.filter(pk__in=[running.pk, waiting.pk]).values_list("status", flat=True))
+    assert statuses == {MatchStatus.QUEUED}
+    tokens = tmp_path / "demo" / "tokens.json"
+    assert tokens.stat().st_mode & 0o777 == 0o600
+
+    tokens.write_text('{"demo-random-py": "cvs_not-a-token-of-this-bot"}')  # lost or replaced
+    fresh = demo_for(demo, tmp_path).bot_token("demo-random-py")
+    assert fresh != first and json.loads(tokens.read_text()) == {"demo-random-py": fresh}
+
+
+def test_the_match_worker_starts_once_the_demo_bots_are_connected(tmp_path, monkeypatch):
+    demo = load_demo_module()
+    run = demo_for(demo, tmp_path)
+    order: list[str] = []
+    for step in ("setup_django", "start_services", "start_workers", "print_urls"):
+        monkeypatch.setattr(run, step, lambda *a, step=step: order.append(step))
+    monkeypatch.setattr(run, "prepare_database", lambda: [("demo-random-py", "t1"), ("demo-greedy-py", "t2")])
+    monkeypatch.setattr(run, "prepare_hosted", lambda: ["hosted-python"])
+    monkeypatch.setattr(run, "start_bot_host", lambda hosted: order.append(f"bot host {hosted}"))
+    monkeypatch.setattr(run, "start_bots", lambda tokens: order.append(f"bots {[n for n, _ in tokens]}"))
+    monkeypatch.setattr(run, "wait_for_bots", lambda names: order.append(f"wait {names}"))
+    monkeypatch.setattr(run, "start_tournament", lambda: order.append("tournament") or None)
+    run.start()
+    assert order == [
+        "setup_django", "start_services", "bot host ['hosted-python']", "bots ['demo-random-py', 'demo-greedy-py']",
+        "wait ['demo-random-py', 'demo-greedy-py', 'hosted-python']", "start_workers", "tournament", "print_urls",
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_waiting_for_the_bots_ends_when_they_are_connected_or_says_who_is_not(tmp_path, monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    from ladder.bots.services import bot_create
+
+    owner = get_user_model().objects.create_user("demo-owner")
+    ids = {bot_create(owner=owner, name=n, games=["expedition-v1"])[0].pk: n for n in ("b-one", "b-two")}
+    demo = load_demo_module()
+    run = demo_for(demo, tmp_path)
+    answers = [["b-one", "b-two"], ["b-two"], []]  # what the registry shows, call after call
+    seen: list[dict[int, str]] = []
+    monkeypatch.setattr(demo, "bots_not_connected", lambda bot_ids: seen.append(bot_ids) or answers.pop(0))
+    monkeypatch.setattr(demo.time, "sleep", lambda seconds: None)
+    said: list[str] = []
+    monkeypatch.setattr(run, "say", said.append)
+    run.wait_for_bots(["b-one", "b-two"])
+    assert answers == [] and seen[0] == ids and said == []
+    monkeypatch.setattr(demo, "bots_not_connected", lambda bot_ids: ["b-two"])
+    monkeypatch.setattr(demo, "BOTS_CONNECT_SECONDS", 0.0)
+    run.wait_for_bots(["b-one", "b-two"])
+    assert said == ["note: not connected after 0s, starting anyway: ['b-two']"]
 
 
 def test_demo_refuses_bad_arguments():
