@@ -284,7 +284,9 @@ class LeaderboardApi(APIView):
     )
     def get(self, request: Request, ladder_id: int) -> Response:
         filters = parse_query(LeaderboardFilterSerializer, request)
-        ladder = selectors.ladder_get(ladder_id=ladder_id)
+        ladder = Ladder.objects.filter(pk=ladder_id).first()  # no rated-bot count: a page reads its rows only
+        if ladder is None:
+            raise NotFound(f"no ladder with id {ladder_id}")
         seconds = settings.LADDER_LEADERBOARD_CACHE_SECONDS
         key = None
         if seconds > 0 and set(filters) <= CACHED_FILTERS:  # only first pages: a bounded set of keys

@@ -123,15 +123,22 @@ def _place_one(ladder_id: int, season: int, rating_id: int) -> None:
 
 
 def _new_position(ladder_id: int, rating_id: int, value: float, old: int | None) -> int:
-    """The row's place once moved: one after the last other listed row that comes before it."""
+    """The row's place once moved: one after the last other listed row that comes before it (an older row
+    with the same conservative rating, else the lowest row rated above it: each one index lookup)."""
+    others = Rating.objects.filter(LISTED, ladder_id=ladder_id).exclude(pk=rating_id)
     above = (
-        Rating.objects.filter(LISTED, ladder_id=ladder_id)
-        .filter(Q(conservative__gt=value) | Q(conservative=value, id__lt=rating_id))
-        .exclude(pk=rating_id)
-        .order_by("conservative", "-id")
+        others.filter(conservative=value, id__lt=rating_id)
+        .order_by("-id")
         .values_list("position", flat=True)
         .first()
     )
+    if above is None:
+        above = (
+            others.filter(conservative__gt=value)
+            .order_by("conservative", "-id")
+            .values_list("position", flat=True)
+            .first()
+        )
     if above is None:
         return 1
     return above if old is not None and old < above else above + 1
@@ -171,10 +178,11 @@ def _retier(ladder_id: int, *, start: int, end: int) -> None:
     leader = _leader(
         above.values(*_LEADER_VALUES).first() or listed.filter(position=1).values(*_LEADER_VALUES).first()
     )
+    after = start - 1  # the rows above `start` are unchanged: those below the leader overlap it
     while leader is not None:
         if not leader.flagged:
             Rating.objects.filter(pk=leader.id).update(leads_tier=True)
-        following = _next_leader(ladder_id, leader)
+        following = _next_leader(ladder_id, leader, after=max(after, leader.position))
         stale = listed.filter(leads_tier=True, position__gt=leader.position)
         if following is not None:
             stale = stale.filter(position__lt=following.position)
@@ -184,13 +192,14 @@ def _retier(ladder_id: int, *, start: int, end: int) -> None:
         leader = following
 
 
-def _next_leader(ladder_id: int, leader: _Leader) -> _Leader | None:
-    """The first row below `leader` whose interval does not overlap the leader's: `standing.place`'s rule,
+def _next_leader(ladder_id: int, leader: _Leader, *, after: int) -> _Leader | None:
+    """The first row below position `after` (at or below `leader`, with every row between them in the
+    leader's tier) whose interval does not overlap the leader's: `standing.place`'s rule,
     `high < leader low or low > leader high`, with the interval computed as `standing.rating_interval`
     computes it (mu -/+ Z_RATING * sigma, the same floating-point operations)."""
     outside = Q(high__lt=leader.low) | Q(low__gt=leader.high)
     row = (
-        Rating.objects.filter(LISTED, ladder_id=ladder_id, position__gt=leader.position)
+        Rating.objects.filter(LISTED, ladder_id=ladder_id, position__gt=after)
         .annotate(low=F("mu") - Z_RATING * F("sigma"), high=F("mu") + Z_RATING * F("sigma"))
         .filter(outside)
         .order_by("position")
@@ -201,30 +210,32 @@ def _next_leader(ladder_id: int, leader: _Leader) -> _Leader | None:
 
 
 def _board_differences(ladder_id: int, season: int) -> tuple[list[Rating], list[str]]:
-    """The ladder's rows whose board fields differ from `place` over its listed rows (set to the placed
-    values, not saved), and a line naming each difference."""
-    ladder = Ladder.objects.get(pk=ladder_id)
-    rows = list(Rating.objects.filter(ladder_id=ladder_id).select_related("bot").order_by("id"))
-    listed = [r for r in rows if r.bot.active and r.games >= 1 and r.season == season]
+    """The ladder's rows whose board fields differ from `place` over its listed rows (as unsaved rows
+    carrying the placed values), and a line naming each difference."""
+    provisional_sigma = Ladder.objects.filter(pk=ladder_id).values_list("provisional_sigma", flat=True).get()
+    rows = list(
+        Rating.objects.filter(ladder_id=ladder_id)
+        .order_by("id")
+        .values_list("id", "bot_id", "mu", "sigma", "games", "season", "bot__active", *BOARD_FIELDS)
+    )
     wanted: dict[int, tuple[float, int | None, bool]] = {
-        r.pk: (conservative(r.mu, r.sigma), None, False) for r in rows
+        r[0]: (conservative(r[2], r[3]), None, False) for r in rows
     }
+    listed = [r for r in rows if r[6] and r[4] >= 1 and r[5] == season]
     previous_tier = 0
-    skills = [(r.mu, r.sigma) for r in listed]
-    for position, placed in enumerate(place(skills, provisional_sigma=ladder.provisional_sigma), start=1):
-        row = listed[placed.index]
-        wanted[row.pk] = (placed.conservative, position, placed.tier != previous_tier)
+    skills = [(r[2], r[3]) for r in listed]
+    for position, placed in enumerate(place(skills, provisional_sigma=provisional_sigma), start=1):
+        wanted[listed[placed.index][0]] = (placed.conservative, position, placed.tier != previous_tier)
         previous_tier = placed.tier
     changed, lines = [], []
-    for row in rows:
-        stored = (row.conservative, row.position, row.leads_tier)
-        if stored != wanted[row.pk]:
+    for rating_id, bot_id, *_values, value, position, leads in rows:
+        want = wanted[rating_id]
+        if (value, position, leads) != want:
             lines.append(
-                f"board of ladder {ladder_id} bot {row.bot_id}: (conservative, position, leads_tier) "
-                f"{stored} -> {wanted[row.pk]}"
+                f"board of ladder {ladder_id} bot {bot_id}: (conservative, position, leads_tier) "
+                f"{(value, position, leads)} -> {want}"
             )
-            row.conservative, row.position, row.leads_tier = wanted[row.pk]
-            changed.append(row)
+            changed.append(Rating(pk=rating_id, conservative=want[0], position=want[1], leads_tier=want[2]))
     return changed, lines
 
 
