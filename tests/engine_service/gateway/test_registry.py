@@ -149,3 +149,41 @@ def test_a_session_carries_its_gateways_decision_address(registry: SessionRegist
     registry.heartbeat("g1", "127.0.0.1:g1", ["s1", "s2"])
     found = {s.session_id: s.decisions_address for s in registry.sessions()}
     assert found == {"s1": "10.0.0.7:50053", "s2": ""}
+
+
+def test_gateways_carry_their_admission_claim_and_one_without_reads_as_admitting(
+    registry: SessionRegistry,
+) -> None:
+    for g in ("g1", "g2", "g3"):
+        registry.heartbeat(g, f"127.0.0.1:{g}", [])
+    now = time.time()
+    registry.report_admission("g1", "127.0.0.1:g1", now + 60)
+    registry.report_admission("g2", "127.0.0.1:g2", 0.0)  # alive, not admitting
+    states = registry.gateway_states()
+    assert {g: s.admitting(now) for g, s in states.items()} == {"g1": True, "g2": False, "g3": True}
+    assert states["g3"].admitting_until is None and states["g2"].relay_address == "127.0.0.1:g2"
+    registry.report_admission("g1", "127.0.0.1:g1", now - 1)  # a claim not renewed lapses
+    assert not registry.gateway_states()["g1"].admitting(now)
+    registry.drop_gateway(gateway_id="g1")
+    assert set(registry.gateway_states()) == {"g2", "g3"}
+    registry.heartbeat("g1", "127.0.0.1:g1", [])  # back under the same id: no claim left from before
+    assert registry.gateway_states()["g1"].admitting_until is None
+
+
+def test_a_silent_gateways_claim_is_not_read(registry: SessionRegistry) -> None:
+    registry.heartbeat("g1", "127.0.0.1:g1", [])
+    registry.report_admission("g1", "127.0.0.1:g1", time.time() + 60)
+    time.sleep(0.6)  # past the registry's 0.5 s TTL without a heartbeat
+    registry.heartbeat("g2", "127.0.0.1:g2", [])
+    assert set(registry.gateway_states()) == {"g2"}
+
+
+def test_each_bots_sessions_are_read_by_bot(registry: SessionRegistry) -> None:
+    registry.register(session("s1", "b1", "g1"))
+    registry.register(session("s2", "b1", "g2"))
+    registry.register(session("s3", "b2", "g1"))
+    assert sorted(s.session_id for s in registry.sessions_of_bot("b1")) == ["s1", "s2"]
+    registry.unregister("s1")
+    registry.drop_gateway(gateway_id="g2")
+    assert registry.sessions_of_bot("b1") == [] and registry.sessions_of_bot("nobody") == []
+    assert [s.session_id for s in registry.sessions_of_bot("b2")] == ["s3"]
