@@ -73,6 +73,10 @@ FINAL = (MatchStatus.DONE, MatchStatus.ERROR, MatchStatus.CANCELLED)
 # what an unreachable database, registry or gateway looks like from here
 INFRASTRUCTURE_ERRORS = (MatchAborted, DatabaseError, redis.RedisError, sqlite3.Error)
 LEASE_LOST = "the match's lease was lost (its renewal found it gone or taken)"
+# Publishing a retry while the broker is away (a Redis restart) waits for it, up to about five minutes, in
+# this match's own thread: a retry that could not be sent would leave the match QUEUED with no message
+# until the sweep's CARAVANSERAI_QUEUED_RESEND_SECONDS.
+RETRY_PUBLISH_POLICY = {"max_retries": 60, "interval_start": 1.0, "interval_step": 1.0, "interval_max": 5.0}
 
 
 def lease_key(match_id: int) -> str:
@@ -152,7 +156,9 @@ def _run_leased(task: Task[Any, Any], match_id: int, unrecorded_failure: str) ->
     except (redis.RedisError, sqlite3.Error) as exc:  # the lease store itself is unreachable
         log.warning("match %s: lease store unavailable (%s); retrying", match_id, exc)
         metrics.RETRIES.labels("lease-store").inc()
-        raise task.retry(kwargs={}, countdown=backoff_seconds(task.request.retries)) from exc
+        raise task.retry(
+            kwargs={}, countdown=backoff_seconds(task.request.retries), retry_policy=RETRY_PUBLISH_POLICY
+        ) from exc
 
 
 def _stop_check(lease: leases.Lease) -> Callable[[], str | None]:
@@ -299,10 +305,14 @@ def _infrastructure_failure(task: Task[Any, Any], match_id: int, reason: str) ->
         connection.close()
         metrics.RETRIES.labels("database").inc()
         countdown = backoff_seconds(task.request.retries)
-        raise task.retry(kwargs={"unrecorded_failure": reason}, countdown=countdown) from exc
+        raise task.retry(
+            kwargs={"unrecorded_failure": reason}, countdown=countdown, retry_policy=RETRY_PUBLISH_POLICY
+        ) from exc
     if status == MatchStatus.QUEUED:
         metrics.RETRIES.labels("infrastructure").inc()
-        raise task.retry(kwargs={}, countdown=backoff_seconds(task.request.retries))
+        raise task.retry(
+            kwargs={}, countdown=backoff_seconds(task.request.retries), retry_policy=RETRY_PUBLISH_POLICY
+        )
     return "error"
 
 

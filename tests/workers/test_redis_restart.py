@@ -11,23 +11,23 @@ flight)."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from celery import Celery
 
 from tests.workers.redis_server import RedisServer
 from tests.workers.stack import PYTHON, Proc, Stack, wait_for
+from workers.matches import RETRY_PUBLISH_POLICY
 
 pytestmark = pytest.mark.slow
 
 CELERY = [PYTHON, "-m", "celery", "-A", "workers.celery_app"]
 WORKERS = ("worker", "scheduler")  # the Celery workers; beat is checked by the matches it has made since
-ENV = {
-    # a match whose retry could not be sent while Redis was away is left QUEUED without a message: the
-    # sweep sends it again after this (300 s by default)
-    "CARAVANSERAI_QUEUED_RESEND_SECONDS": "5",
-}
+# The sweep's resend of QUEUED matches stays at its default (300 s): a match whose retry was due while Redis
+# was away waits for the broker to publish it, so none of them needs the sweep to be played again.
 
 
 def start_procfile_celery(stack: Stack) -> None:
@@ -58,7 +58,7 @@ def stack_and_redis(
 ) -> Iterator[tuple[Stack, RedisServer]]:
     server = RedisServer(tmp_path / "redis", persistent=request.param).start()
     monkeypatch.setenv("REDIS_URL", server.url)
-    stack = Stack(tmp_path / "stack", workers=0, beat=False, bot_delay=0.05, bot_concurrency=8, env=ENV)
+    stack = Stack(tmp_path / "stack", workers=0, beat=False, bot_delay=0.05, bot_concurrency=8)
     try:
         stack.prepare_database()
         stack.start_gateway()
@@ -131,3 +131,29 @@ def test_celery_processes_survive_a_redis_restart_mid_play_and_go_on(
     for name in (*WORKERS, "beat"):
         assert "Unrecoverable error" not in output_of_live(stack.procs[name])
     stack.assert_rated_exactly_once()
+
+
+def test_a_retry_published_while_redis_is_away_waits_for_it_and_is_delivered(tmp_path: Path) -> None:
+    """`run_match`'s retries publish with RETRY_PUBLISH_POLICY: sent while the broker is down, the message
+    waits for it instead of failing (which left the match QUEUED with no message until the sweep's resend)."""
+    server = RedisServer(tmp_path / "redis", persistent=False).start()
+    app = Celery("retry-probe", broker=server.url)
+    app.conf.broker_connection_retry_on_startup = True
+    try:
+        server.kill()
+        restarter = threading.Timer(2.0, server.start)
+        restarter.start()
+        with app.connection_for_write() as conn:
+            app.send_task(
+                "matches.run_match",
+                args=[7],
+                queue="matches",
+                connection=conn,
+                retry=True,
+                retry_policy=RETRY_PUBLISH_POLICY,
+            )
+        restarter.join()
+        with server.client() as client:
+            assert client.llen("matches") == 1
+    finally:
+        server.stop()
