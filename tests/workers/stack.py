@@ -265,6 +265,8 @@ class Stack:
                 "-m",
                 "gunicorn",
                 "ladder.wsgi:application",
+                "-c",
+                "python:ladder.gunicorn_conf",
                 "-b",
                 f"127.0.0.1:{self.web_port}",
                 "-w",
