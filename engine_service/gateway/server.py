@@ -7,6 +7,10 @@ decisions to the decision address (both internal; the decision port speaks `rela
 per worker process). Both gRPC servers serve grpc.health.v1 and server reflection, so `grpcurl` and other
 generic clients can explore them. It holds no match loop.
 
+Starting: the servers bind and serve first; the token verifier warms up next (Django's setup, off the loop),
+and a bot connecting meanwhile waits for its token check. The gateway tells the registry it is not admitting
+before its first heartbeat and claims admission (admission.py) only once warm; READY is printed then.
+
 Stopping: SIGINT, or SIGTERM when CARAVANSERAI_GATEWAY_DRAIN_SECONDS is 0 (the default), closes every bot
 stream at once with UNAVAILABLE: the bots reconnect and their matches resume elsewhere, excused. With
 CARAVANSERAI_GATEWAY_DRAIN_SECONDS=N (the deployment files set 30), SIGTERM drains the gateway for a rolling
