@@ -172,14 +172,18 @@ def ratings_recompute(*, write: bool = True) -> RecomputeReport:
 
     The ledger and the ratings are read in one snapshot (one transaction: REPEATABLE READ on PostgreSQL;
     on SQLite the ladder's transactions take the write lock, so results wait for the few milliseconds of the
-    rebuild), so results recorded meanwhile never show as a difference. On PostgreSQL a concurrent result
-    that touches a row being rewritten makes the write fail (run it again)."""
+    rebuild), so results recorded meanwhile never show as a difference. A rewrite locks every ladder row
+    first, as a match result does before its rating rows, so results wait for it rather than deadlock; on
+    PostgreSQL a result committed after the snapshot began makes the write fail (run it again)."""
     outermost = not connection.in_atomic_block  # inside a caller's transaction, its snapshot is the one
     with transaction.atomic():
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        ladders = {ladder.pk: ladder for ladder in Ladder.objects.all()}
+        ladders_read = Ladder.objects.order_by("pk")  # locked to write: as a result, ladder before ratings
+        ladders = {
+            ladder.pk: ladder for ladder in (ladders_read.select_for_update() if write else ladders_read)
+        }
         report = RecomputeReport()
         running = _rebuild_from_ledger(ladders, report)
         changed, missing = _compare_with_stored(ladders, running, report)

@@ -207,3 +207,20 @@ def test_recompute_reports_and_rebuilds_drifted_board_fields(ladder2, user):
     assert not ratings_recompute(write=True).identical
     assert_same(ladder2)
     assert ratings_recompute(write=False).identical
+
+
+def test_the_migration_places_existing_boards(ladder2, user):
+    """Rows rated before the board existed (no ranking key, no places) get the board `place` computes."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    bots = make_bots(user, 9)
+    rng = random.Random(4)
+    for step in range(18):
+        rate(ladder2, rng.sample(bots, 2), rng.choice([[1, 2], [2, 1], [1, 1]]), 900 + step)
+    expected = maintained(ladder2)
+    Rating.objects.filter(ladder=ladder2).update(conservative=0.0, position=None, leads_tier=False)
+    import_module("ladder.ratings.migrations.0004_board_standings").fill_boards(apps, None)
+    assert maintained(ladder2) == expected == from_scratch(ladder2)
+    assert board_check(ladder_id=ladder2.pk) == []
