@@ -8,8 +8,8 @@ and RESTART_MATCHES two-player Expedition matches played by `RemoteSeat`s in thr
 match worker does. Once every match has played a few decisions, the gateway is killed (SIGKILL) and started
 again on the same ports. Reported, per round: seconds from the new process's start to accepting TCP
 connections and to its READY line, seconds from its start until every bot holds a session on it again
-(full readmission) and from its first accepted connection to that (the SDK's reconnect backoff, 0.25 s doubling
-to 4 s with jitter, is in it), and the seats forfeited or faulted for `disconnect` (goal 0). Before the
+(full readmission) and from its first accepted connection to that (the SDK's reconnect backoff, 0.25 s
+doubling to 4 s with jitter, is in it), and the seats forfeited or faulted for `disconnect` (goal 0). Before the
 rounds, every bot opens its stream at once against the gateway that is up, three times (`burst`): seconds
 from the first Hello to the last Welcome, the admission path alone (token check, registry, Welcome).
 The bots' tokens are the ladder's (Django auth, as deployed): a fresh database next to DATABASE_URL's
@@ -17,7 +17,7 @@ The bots' tokens are the ladder's (Django auth, as deployed): a fresh database n
 Results: bench/results/restart.json. Environment: RESTART_BOTS (100), RESTART_MATCHES (80), RESTART_THINK
 (0.1), RESTART_ROUNDS (3).
 
-`python -m bench.bench_restart fleet TARGET TOKENS_FILE THINK` is the fleet process itself (used by the bench).
+`python -m bench.bench_restart fleet TARGET TOKENS_FILE THINK` is the fleet process (the bench starts it).
 """
 
 from __future__ import annotations
@@ -176,8 +176,8 @@ class GatewayUnderTest:
 
 # --- a burst of bots connecting at once -------------------------------------------------------------------
 def burst(target: str, tokens: list[str]) -> dict[str, float]:
-    """Every token's bot open their streams at once (one process, one event loop, a channel each) against a gateway
-    that is up: seconds from the first Hello sent to the last Welcome read, and each bot's Hello-to-Welcome."""
+    """Every token's bot opens its stream at once (one process, one event loop, a channel each) against a
+    gateway that is up: seconds from the first Hello sent to the last Welcome read, and each Hello-to-Welcome."""
     import grpc
 
     from engine_service.gateway.protocol import bot_pb2, bot_pb2_grpc

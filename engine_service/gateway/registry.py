@@ -114,7 +114,7 @@ class GatewayState:
     admitting_until: float | None = None
 
     def admitting(self, now: float) -> bool:
-        """Admitting bots at normal speed at wall time `now` (a gateway that never reports it: while alive)."""
+        """Admitting bots at normal speed at wall time `now` (one that never reports it: while alive)."""
         return self.admitting_until is None or self.admitting_until >= now
 
 

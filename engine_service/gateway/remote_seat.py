@@ -24,10 +24,11 @@ Policy (documented in BOTS.md):
   stalled; an interval counts only when the claim held at both its ends), never while gateways are down,
   starting, warming up or slow to admit. Once no gateway has been admitting for `gateway_return` seconds in
   all, `MatchAborted` (unrated, never a forfeit). None of the wait is charged to the bot (`excused_seconds`),
-  and it is kept as an incident of the record. If no gateway at all is alive, `MatchAborted` (infrastructure: the match is retried,
-  unrated); if the gateway this worker cannot reach is still alive and still holds the bot's stream (the
-  network between worker and gateway failed, not the bot), `MatchAborted` too; if gateways are alive but the
-  bot does not come back, a `disconnect` fault;
+  and it is kept as an incident of the record. If no gateway at all is alive, `MatchAborted`
+  (infrastructure: the match is retried, unrated); if the gateway this worker cannot reach is still alive
+  and still holds the bot's stream (the network between worker and gateway failed, not the bot),
+  `MatchAborted` too; if gateways admit but the bot does not come back within its grace, a `disconnect`
+  fault;
 - at the start, a bot with no stream in the registry and no gateway alive either (a gateway restarting, a
   registry restarted empty before the gateways' next heartbeat writes their sessions again) waits, excused,
   for a gateway (`MatchAborted` after `gateway_return`), then up to `reconnect_grace` for the bot.
@@ -76,9 +77,7 @@ CONNECT_TIMEOUT_SECONDS = 5.0  # opening a decision connection, at most (and at 
 RECV_BYTES = 64 * 1024  # per read: under malloc's mmap threshold (a 256 KiB read costs 15 µs more)
 POLL_SECONDS = 0.05
 WATCH_SECONDS = 0.1  # how often a relay connection checks its reading thread's deadline
-GATEWAY_RETURN_SECONDS = (
-    60.0  # in all, how long a seat waits with no gateway alive, or admitting after a loss
-)
+GATEWAY_RETURN_SECONDS = 60.0  # in all, a seat's wait with no gateway alive (or admitting, after a loss)
 _GATEWAY_DOWN = (
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -810,8 +809,8 @@ class RemoteSeat(Seat):
                 return False, unadmitted
             if unadmitted >= self.gateway_return:
                 raise MatchAborted(
-                    f"no gateway alive and admitting bots at normal speed for {self.gateway_return:g}s after losing "
-                    f"{lost.relay_address} ({reason}): the match is retried, unrated"
+                    f"no gateway alive and admitting bots at normal speed for {self.gateway_return:g}s after "
+                    f"losing {lost.relay_address} ({reason}): the match is retried, unrated"
                 )
             time.sleep(POLL_SECONDS)
         return True, unadmitted
