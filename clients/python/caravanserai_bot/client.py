@@ -78,7 +78,7 @@ def _fault(f: bot_pb2.Fault) -> Fault:
 
 
 # Reconnect delays double from 0.25 s up to this, with jitter: it stays well inside the server's reconnect
-# grace (10 s, counted from when a gateway is available again), so a restart never costs a match.
+# grace (10 s, counted only while a gateway admits at normal speed), so a restart never costs a match.
 MAX_BACKOFF_SECONDS = 4.0
 
 
