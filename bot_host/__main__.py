@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from bot_host.forward import SocketForwarder
     from bot_host.host import BotHost
     from bot_host.ladder_source import LadderSource
+    from engine_service.gateway.registry import SessionRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,7 +113,24 @@ def build_host(host_id: str) -> tuple[BotHost, LadderSource, SocketForwarder | N
         host, port = SocketForwarder.parse(s.BOT_HOST_GATEWAY_ADDR)
         forwarder = SocketForwarder(host_settings.socket_path, host, port).start()
     source = LadderSource(state_dir=state_dir)
-    return BotHost(host_settings, source, available_runtimes(state_dir, ROOT)), source, forwarder
+    runtimes = available_runtimes(state_dir, ROOT)
+    return BotHost(host_settings, source, runtimes, presence=gateway_registry()), source, forwarder
+
+
+def gateway_registry() -> SessionRegistry:
+    """The gateways' session registry (Redis with REDIS_URL, else the SQLite file), where the host says it is
+    up and which bots it runs."""
+    from engine_service.gateway.config import GatewayConfig
+    from engine_service.gateway.registry import open_registry
+
+    config = GatewayConfig.from_env()
+    registry: SessionRegistry = open_registry(
+        redis_url=config.redis_url,
+        path=config.registry_path,
+        prefix=config.registry_prefix,
+        ttl=config.session_ttl,
+    )
+    return registry
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,11 @@ exception there, a refused or unwritable archive, or a database error in its rep
 id and the step goes on to the next bot. A start that failed through no fault of the bot's (the ladder
 unreachable, this machine's disk) is tried again after a backoff, and the owner sees "waiting" with why.
 
+Presence: each step ends by telling the gateways' session registry (`Presence`) which bots this host runs
+and that it is up for the next few polls; a host stopping says so first. A hosted bot's stream that ends
+while its host is not up (restarting, crashed, stopped) is the server's incident, not the bot's disconnect:
+its seat waits for it, excused (`RemoteSeat`).
+
 Layer: bot host service. It talks to the ladder only through `Source` (`bot_host.ladder_source` is the
 Django one); it never gives a bot's code anything but its own directory, its token (in its environment)
 and the gateway's socket.
@@ -102,6 +107,15 @@ class _Retry:
     at: float
 
 
+class Presence(Protocol):
+    """Where the host says which bots it runs and until when it is up (the gateways' session registry)."""
+
+    def report_host(self, host_id: str, bot_ids: list[str], ready_until: float) -> None: ...
+
+
+PRESENCE_CLAIM_STEPS = 3  # a host's "up" lasts this many polls: a host that stops stepping is soon down
+
+
 class BotHost:
     def __init__(
         self,
@@ -110,8 +124,10 @@ class BotHost:
         runtimes: Mapping[str, Runtime],
         *,
         clock: Callable[[], float] = time.monotonic,
+        presence: Presence | None = None,
     ) -> None:
         self.settings = settings
+        self.presence = presence
         self.source = source
         self.runtimes = runtimes
         self.clock = clock
@@ -321,6 +337,18 @@ class BotHost:
         for entry in list(self.running.values()):
             self._guarded(entry.assignment.bot_id, "poll", self._poll, entry)
         metrics.set_running(self.running.values())
+        self._say_up(time.time() + PRESENCE_CLAIM_STEPS * self.settings.poll_seconds)
+
+    def _say_up(self, until: float) -> None:
+        """Tell the gateways' registry which bots this host runs, and until when it is up (0: it stops), so
+        a seat whose hosted bot dropped while its host restarts waits for it instead of forfeiting it."""
+        if self.presence is None:
+            return
+        bots = sorted({*self.running, *self.retries})
+        try:
+            self.presence.report_host(self.settings.host_id, [str(b) for b in bots], until)
+        except Exception:  # its claim lapses by itself: seats then wait for these bots, excused
+            log.exception("bot host %s could not report its presence", self.settings.host_id)
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -332,5 +360,6 @@ class BotHost:
         self.shutdown()
 
     def shutdown(self) -> None:
+        self._say_up(0.0)  # before the sandboxes go: their matches wait for them, as for a restart
         for bot_id in list(self.running):
             self._guarded(bot_id, "stop", self._stop, bot_id)

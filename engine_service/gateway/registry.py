@@ -15,6 +15,10 @@ normal speed (`report_admission`: a claim that lapses by itself, so a stalled ga
 `gateway_states` gives readers both. A gateway that reports no admission state (an older one) counts as
 admitting while it is alive, as before. Each bot's sessions are also indexed by bot (`sessions_of_bot`), so
 a seat waiting for its bot and a gateway admitting one do not read every session of the ladder.
+Bot hosts: each bot host reports every step which bots it runs and until when it says it is up
+(`report_host`: a claim that lapses by itself, withdrawn at once when the host stops); `host_states` gives
+readers every host's last report, so a seat whose hosted bot dropped can tell its host's restart (ours)
+from the bot's own disconnect.
 It also carries bot revocations between processes (the ladder publishes, gateways poll).
 Synchronous on purpose (workers are synchronous); the gateway calls it through `asyncio.to_thread`.
 It must not import gRPC or Django.
@@ -118,6 +122,20 @@ class GatewayState:
         return self.admitting_until is None or self.admitting_until >= now
 
 
+@dataclass(frozen=True)
+class HostState:
+    """A bot host's last report: the bots it runs and until when (wall time) it says it is up; 0 when it
+    stopped on purpose."""
+
+    host_id: str
+    bot_ids: tuple[str, ...]
+    ready_until: float
+    reported_at: float
+
+    def ready(self, now: float) -> bool:
+        return self.ready_until >= now
+
+
 class SessionRegistry(Protocol):
     ttl: float
 
@@ -129,11 +147,21 @@ class SessionRegistry(Protocol):
     def live_gateways(self) -> dict[str, str]: ...
     def report_admission(self, gateway_id: str, relay_address: str, admitting_until: float) -> None: ...
     def gateway_states(self) -> dict[str, GatewayState]: ...
+    def report_host(self, host_id: str, bot_ids: list[str], ready_until: float) -> None: ...
+    def host_states(self) -> dict[str, HostState]: ...
     def sessions(self) -> list[SessionInfo]: ...
     def sessions_of_bot(self, bot_id: str) -> list[SessionInfo]: ...
     def publish_revocation(self, bot_id: str) -> None: ...
     def revocations_since(self, cursor: int) -> tuple[list[str], int]: ...
     def close(self) -> None: ...
+
+
+HOST_KEPT_SECONDS = 600.0  # a host silent this long is forgotten: its bots are no longer waited for
+
+
+def bot_host_states(registry: SessionRegistry, bot_id: str) -> list[HostState]:
+    """The reports of the bot hosts that run (or last ran) `bot_id`."""
+    return [h for h in registry.host_states().values() if bot_id in h.bot_ids]
 
 
 def sessions_for_bot(registry: SessionRegistry, bot_id: str, game_id: str | None = None) -> list[SessionInfo]:
@@ -200,6 +228,8 @@ CREATE INDEX IF NOT EXISTS sessions_bot ON sessions (bot_id);
 CREATE TABLE IF NOT EXISTS admission (
     gateway_id TEXT PRIMARY KEY, relay_address TEXT NOT NULL, admitting_until REAL NOT NULL,
     reported_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS hosts (
+    host_id TEXT PRIMARY KEY, bot_ids TEXT NOT NULL, ready_until REAL NOT NULL, reported_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS revocations (
     id INTEGER PRIMARY KEY AUTOINCREMENT, bot_id TEXT NOT NULL, at REAL NOT NULL);
 """
@@ -324,6 +354,20 @@ class SqliteRegistry(_RememberedSessions):
             (time.time() - self.ttl,),
         )
         return {r[0]: GatewayState(r[0], r[1], r[2], r[3]) for r in rows.fetchall()}
+
+    def report_host(self, host_id: str, bot_ids: list[str], ready_until: float) -> None:
+        now = time.time()
+        conn = self._conn()
+        row = (host_id, json.dumps(bot_ids), ready_until, now)
+        conn.execute("INSERT OR REPLACE INTO hosts VALUES (?,?,?,?)", row)
+        conn.execute("DELETE FROM hosts WHERE reported_at < ?", (now - HOST_KEPT_SECONDS,))
+
+    def host_states(self) -> dict[str, HostState]:
+        rows = self._conn().execute(
+            "SELECT host_id, bot_ids, ready_until, reported_at FROM hosts WHERE reported_at >= ?",
+            (time.time() - HOST_KEPT_SECONDS,),
+        )
+        return {r[0]: HostState(r[0], tuple(json.loads(r[1])), r[2], r[3]) for r in rows.fetchall()}
 
     _SESSION_COLUMNS = (
         "session_id, bot_id, bot_name, gateway_id, relay_address, games, capacity, matches, "
@@ -489,6 +533,24 @@ class RedisRegistry(_RememberedSessions):
         stale = [g for g, raw in admission.items() if g not in gateways and json.loads(raw)[2] < cutoff]
         if stale:
             self.client.hdel(self._k("admission"), *stale)
+        return states
+
+    def report_host(self, host_id: str, bot_ids: list[str], ready_until: float) -> None:
+        self.client.hset(self._k("hosts"), host_id, json.dumps([bot_ids, ready_until, time.time()]))
+
+    def host_states(self) -> dict[str, HostState]:
+        cutoff = time.time() - HOST_KEPT_SECONDS
+        states, stale = {}, []
+        for host_id, raw in self.client.hgetall(self._k("hosts")).items():
+            bot_ids, ready_until, reported_at = json.loads(raw)
+            if reported_at < cutoff:
+                stale.append(host_id)
+            else:
+                states[str(host_id)] = HostState(
+                    str(host_id), tuple(bot_ids), float(ready_until), reported_at
+                )
+        if stale:
+            self.client.hdel(self._k("hosts"), *stale)
         return states
 
     def sessions(self) -> list[SessionInfo]:

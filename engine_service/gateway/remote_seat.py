@@ -60,7 +60,13 @@ from engine_service.gateway.protocol import (
     relay_pb2,
     relay_pb2_grpc,
 )
-from engine_service.gateway.registry import SessionInfo, SessionRegistry, sessions_for_bot
+from engine_service.gateway.registry import (
+    HostState,
+    SessionInfo,
+    SessionRegistry,
+    bot_host_states,
+    sessions_for_bot,
+)
 from engine_service.gateway.relay_frames import CLOSING, FrameBuffer, FrameError, frame
 from engine_service.referee.seats import (
     DecisionRequest,
@@ -78,6 +84,7 @@ RECV_BYTES = 64 * 1024  # per read: under malloc's mmap threshold (a 256 KiB rea
 POLL_SECONDS = 0.05
 WATCH_SECONDS = 0.1  # how often a relay connection checks its reading thread's deadline
 GATEWAY_RETURN_SECONDS = 60.0  # in all, a seat's wait with no gateway alive (or admitting, after a loss)
+HOST_RETURN_SECONDS = 120.0  # in all, a seat's wait for a hosted bot whose bot host is down
 _GATEWAY_DOWN = (
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -493,6 +500,7 @@ class RemoteSeat(Seat):
         reconnect_grace: float = 10.0,
         start_grace: float | None = None,
         gateway_return: float = GATEWAY_RETURN_SECONDS,
+        host_return: float = HOST_RETURN_SECONDS,
         channels: RelayChannels = CHANNELS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -502,6 +510,7 @@ class RemoteSeat(Seat):
         self.reconnect_grace = reconnect_grace
         self.start_grace = reconnect_grace if start_grace is None else start_grace
         self.gateway_return = gateway_return
+        self.host_return = host_return
         self.channels = channels
         self.clock = clock
         self.incidents: list[dict[str, Any]] = []
@@ -589,12 +598,74 @@ class RemoteSeat(Seat):
             )
 
     def _resume_after_disconnect(self, session: SessionInfo, clock: _DecisionClock) -> bool:
-        """The bot's own stream ended: wait for it on another stream until the deadline (its time)."""
+        """The bot's own stream ended: wait for it on another stream until the deadline (its time). If its
+        bot host is found down meanwhile (restarting, stopped), the whole wait is ours (`_survive_host_loss`)."""
         waited_from = self.clock()
-        remaining = clock.deadline - waited_from
-        resumed = remaining > 0 and self._wait_and_bind(remaining, exclude_session=session.session_id)
+        while not self._bind(resumed=True, exclude_gateway=None, exclude_session=session.session_id):
+            host = self._host_down()
+            if host is not None:
+                clock.excuse(self._survive_host_loss(host, since=waited_from))
+                clock.restart(self.clock())
+                return True
+            if self.clock() >= clock.deadline:
+                clock.bot += self.clock() - waited_from
+                return False
+            time.sleep(POLL_SECONDS)
         clock.bot += self.clock() - waited_from
-        return resumed
+        return True
+
+    def _host_down(self) -> HostState | None:
+        """The bot host that ran this bot, when every host running it is down now (its claim lapsed, or
+        withdrawn as it stopped); None for a bot no host runs, or one whose host is up."""
+        try:
+            hosts = bot_host_states(self.registry, self.bot_id)
+        except Exception as exc:
+            raise MatchAborted(f"session registry unavailable: {exc}") from exc
+        now = time.time()
+        if not hosts or any(h.ready(now) for h in hosts):
+            return None
+        return max(hosts, key=lambda h: h.reported_at)
+
+    def _survive_host_loss(self, host: HostState, *, since: float) -> float:
+        """The bot host running this bot is down: wait (excused) for the bot on a new stream, the grace
+        counting only while a host running it is up; `MatchAborted` after `host_return` seconds without one.
+        Returns the seconds waited since `since`."""
+        seat, step = (self.info.seat if self.info else -1), self._step
+        lost = f"bot host {host.host_id} is down (restarting or stopped)"
+        self.incidents.append({"seat": seat, "step": step, "kind": "bot_host_lost", "reason": lost})
+        back, down = self._wait_counting_grace(lambda: self._host_down() is None, self.host_return)
+        if not back and down >= self.host_return:
+            raise MatchAborted(f"{lost} for {self.host_return:g}s: the match is retried, unrated")
+        if not back:
+            raise SeatFault(
+                "disconnect",
+                f"at step {step} its {lost}; the host was back but the bot did not reconnect within "
+                f"{self.reconnect_grace:g}s (and {down:.1f}s while the host was down, not counted)",
+            )
+        waited = self.clock() - since
+        reason = f"bot back after {waited:.2f}s ({down:.2f}s of it with its host down)"
+        self.incidents.append({"seat": seat, "step": step, "kind": "resumed", "reason": reason})
+        return waited
+
+    def _wait_counting_grace(
+        self, up: Callable[[], bool], limit: float, exclude_gateway: str | None = None
+    ) -> tuple[bool, float]:
+        """Wait for the bot to be seated on a stream: (seated, seconds not counted). The reconnect grace runs
+        only over intervals with `up()` true at both ends; the wait ends unseated when the grace is spent
+        or the uncounted seconds reach `limit`."""
+        grace, uncounted = self.reconnect_grace, 0.0
+        last, was_up = self.clock(), up()
+        while not self._bind(resumed=True, exclude_gateway=exclude_gateway):
+            now, up_now = self.clock(), up()
+            if was_up and up_now:
+                grace -= now - last
+            else:
+                uncounted += now - last
+            last, was_up = now, up_now
+            if grace <= 0 or uncounted >= limit:
+                return False, uncounted
+            time.sleep(POLL_SECONDS)
+        return True, uncounted
 
     def _relay(
         self,
@@ -796,21 +867,12 @@ class RemoteSeat(Seat):
         """Wait for the bot on a stream of another gateway: (seated, seconds no gateway was admitting). The
         grace runs only over intervals with another gateway admitting at both ends; `MatchAborted` once the
         intervals without one reach `gateway_return` seconds."""
-        grace, unadmitted = self.reconnect_grace, 0.0
-        last, admitting = self.clock(), self._admitting_elsewhere(lost.gateway_id)
-        while not self._bind(resumed=True, exclude_gateway=lost.gateway_id):
-            now, admitting_now = self.clock(), self._admitting_elsewhere(lost.gateway_id)
-            if admitting and admitting_now:
-                grace -= now - last
-            else:
-                unadmitted += now - last
-            last, admitting = now, admitting_now
-            if grace <= 0:
-                return False, unadmitted
-            if unadmitted >= self.gateway_return:
-                raise MatchAborted(
-                    f"no gateway alive and admitting bots at normal speed for {self.gateway_return:g}s after "
-                    f"losing {lost.relay_address} ({reason}): the match is retried, unrated"
-                )
-            time.sleep(POLL_SECONDS)
-        return True, unadmitted
+        back, unadmitted = self._wait_counting_grace(
+            lambda: self._admitting_elsewhere(lost.gateway_id), self.gateway_return, lost.gateway_id
+        )
+        if not back and unadmitted >= self.gateway_return:
+            raise MatchAborted(
+                f"no gateway alive and admitting bots at normal speed for {self.gateway_return:g}s after "
+                f"losing {lost.relay_address} ({reason}): the match is retried, unrated"
+            )
+        return back, unadmitted

@@ -83,3 +83,41 @@ def test_a_host_restart_mid_match_is_no_fault_of_the_bot(rig: HostRig) -> None:
     match.join(300)
     [record] = records
     assert record.result is not None and record.faults == [] and record.forfeits == []
+
+
+SHORT = TimeControl(decision_seconds=1.0, time_bank_seconds=0.0, max_faults=1)
+
+
+def test_a_host_down_for_longer_than_the_bots_clock_is_a_server_incident(rig: HostRig) -> None:
+    """The host says in the registry that it is up, and that it stops: a hosted bot whose stream ended while
+    its host was down is waited for (excused), however long past its own deadline the host stays away."""
+    rig.host = BotHost(rig.host.settings, rig.source, rig.host.runtimes, presence=rig.registry)
+    rig.source.add(3, example_archive("python"))
+    assert rig.until(lambda: rig.connected(3)), rig.log(3)
+    records: list[MatchRecord] = []
+    seat = RemoteSeat("3", "hosted-3", rig.registry, reconnect_grace=5.0)
+    decided = threading.Event()
+    seats = [seat, SlowHouse(84, decided)]
+    match = threading.Thread(target=lambda: records.append(run_match(GAME, 2, 83, seats, time_control=SHORT)))
+    match.start()
+    assert decided.wait(30)
+    rig.host.shutdown()  # it says it stops, then its sandboxes die with it
+    assert wait(lambda: any(i["kind"] == "bot_host_lost" for i in seat.incidents), 60), seat.incidents
+    time.sleep(3 * SHORT.decision_seconds)  # the host stays away well past the bot's own deadline
+    assert match.is_alive()
+    rig.host = BotHost(rig.host.settings, rig.source, rig.host.runtimes, presence=rig.registry)
+    assert rig.until(lambda: rig.connected(3)), rig.log(3)
+    match.join(300)
+    [record] = records
+    assert record.result is not None and record.faults == [] and record.forfeits == []
+    kinds = [i["kind"] for i in record.incidents]
+    assert "bot_host_lost" in kinds and "resumed" in kinds, record.incidents
+
+
+def wait(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False

@@ -15,6 +15,7 @@ from engine_service.gateway.registry import (
     SessionInfo,
     SessionRegistry,
     SqliteRegistry,
+    bot_host_states,
     online_bots,
     sessions_for_bot,
 )
@@ -187,3 +188,17 @@ def test_each_bots_sessions_are_read_by_bot(registry: SessionRegistry) -> None:
     registry.drop_gateway(gateway_id="g2")
     assert registry.sessions_of_bot("b1") == [] and registry.sessions_of_bot("nobody") == []
     assert [s.session_id for s in registry.sessions_of_bot("b2")] == ["s3"]
+
+
+def test_bot_hosts_say_which_bots_they_run_and_until_when_they_are_up(registry: SessionRegistry) -> None:
+    now = time.time()
+    registry.report_host("host-a", ["3", "4"], now + 3)
+    registry.report_host("host-b", ["5"], 0.0)  # stopped on purpose
+    states = registry.host_states()
+    assert set(states) == {"host-a", "host-b"}
+    assert states["host-a"].bot_ids == ("3", "4") and states["host-a"].ready(now)
+    assert not states["host-b"].ready(now)
+    assert [h.host_id for h in bot_host_states(registry, "4")] == ["host-a"]
+    assert bot_host_states(registry, "9") == []  # a bot no host runs
+    registry.report_host("host-a", ["3"], now + 3)  # the next report replaces the last
+    assert bot_host_states(registry, "4") == [] and not registry.host_states()["host-a"].ready(now + 4)
