@@ -65,16 +65,26 @@ def test_a_hosted_bot_keeps_its_clock_next_to_a_bot_that_spins_in_forked_childre
     assert rig.host.running[5].cgroup.cpu_usage_ns() > 0 and rig.host.running[5].process.starts == 1
 
 
+def play_in_a_thread(
+    seat: RemoteSeat, seed: int, clock: TimeControl
+) -> tuple[threading.Thread, list[MatchRecord]]:
+    """A match of the hosted seat against a slow house seat, started in a thread, once the house decided."""
+    records: list[MatchRecord] = []
+    decided = threading.Event()
+    seats = [seat, SlowHouse(seed + 1, decided)]
+    match = threading.Thread(
+        target=lambda: records.append(run_match(GAME, 2, seed, seats, time_control=clock))
+    )
+    match.start()
+    assert decided.wait(30)
+    return match, records
+
+
 def test_a_host_restart_mid_match_is_no_fault_of_the_bot(rig: HostRig) -> None:
     rig.source.add(3, example_archive("python"))
     assert rig.until(lambda: rig.connected(3)), rig.log(3)
-    records: list[MatchRecord] = []
     seat = RemoteSeat("3", "hosted-3", rig.registry, reconnect_grace=20.0)
-    decided = threading.Event()
-    seats = [seat, SlowHouse(82, decided)]
-    match = threading.Thread(target=lambda: records.append(run_match(GAME, 2, 81, seats, time_control=CLOCK)))
-    match.start()
-    assert decided.wait(30)
+    match, records = play_in_a_thread(seat, 81, CLOCK)
     rig.host.shutdown()  # the host goes away: its sandboxes die with it
     assert not rig.connected(3) or rig.until(lambda: not rig.connected(3), timeout=15)
     rig.host = BotHost(rig.host.settings, rig.source, rig.host.runtimes)  # a new host process, same source
@@ -94,13 +104,8 @@ def test_a_host_down_for_longer_than_the_bots_clock_is_a_server_incident(rig: Ho
     rig.host = BotHost(rig.host.settings, rig.source, rig.host.runtimes, presence=rig.registry)
     rig.source.add(3, example_archive("python"))
     assert rig.until(lambda: rig.connected(3)), rig.log(3)
-    records: list[MatchRecord] = []
     seat = RemoteSeat("3", "hosted-3", rig.registry, reconnect_grace=5.0)
-    decided = threading.Event()
-    seats = [seat, SlowHouse(84, decided)]
-    match = threading.Thread(target=lambda: records.append(run_match(GAME, 2, 83, seats, time_control=SHORT)))
-    match.start()
-    assert decided.wait(30)
+    match, records = play_in_a_thread(seat, 83, SHORT)
     rig.host.shutdown()  # it says it stops, then its sandboxes die with it
     assert wait(lambda: any(i["kind"] == "bot_host_lost" for i in seat.incidents), 60), seat.incidents
     time.sleep(3 * SHORT.decision_seconds)  # the host stays away well past the bot's own deadline
