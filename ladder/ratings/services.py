@@ -223,7 +223,11 @@ def _rebuild_from_ledger(
                 reset=(row.bot_id, row.version) in resets and row.version not in state.versions,
             )
             state.rating = start or state.rating
-        after = elo.rate_match([s.rating for s in states], [r.rank for r in rows], params)
+        try:
+            after = elo.rate_match([s.rating for s in states], [r.rank for r in rows], params)
+        except ValueError as exc:  # rows missing or edited: reported, the match left out of the rebuild
+            report.ledger_mismatches.append(f"match {match_id}: its ledger rows cannot be replayed ({exc})")
+            continue
         for row, state, new in zip(rows, states, after, strict=True):
             expected = (state.rating.elo, new.elo, state.rating.mu, new.mu, state.rating.sigma, new.sigma)
             stored = (

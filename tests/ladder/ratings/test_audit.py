@@ -123,7 +123,7 @@ def test_a_deleted_ledger_row_is_caught(played, ladder2):
     missing = [d for d in report.differences if d.kind == "ledger_missing"]
     assert [(d.match_id, d.bot_id) for d in missing] == [(row.match_id, row.bot_id)]
     ok, out = check()  # the ledger alone cannot even be replayed: a 2-seat match with one row
-    assert not ok and "the ledger cannot be replayed" in out
+    assert not ok and f"match {row.match_id}: its ledger rows cannot be replayed" in out
     assert f"ledger_missing: ladder {ladder2.pk} match {row.match_id} bot {row.bot_id}" in out
 
 

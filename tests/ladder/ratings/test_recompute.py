@@ -72,3 +72,13 @@ def test_ledger_is_append_only(played):
 def test_two_player_elo_sum_conserved(played, ladder2):
     ratings = Rating.objects.filter(ladder=ladder2)
     assert sum(r.elo for r in ratings) == pytest.approx(ladder2.elo_start * ratings.count(), abs=1e-6)
+
+
+def test_a_ledger_missing_a_row_is_reported_not_raised(played, ladder2):
+    row = RatingLedger.objects.filter(ladder=ladder2).order_by("-id").first()
+    RatingLedger.objects.filter(pk=row.pk).delete()  # a 2-seat match left with one row
+    report = ratings_recompute(write=False)
+    assert not report.identical
+    assert any(
+        f"match {row.match_id}: its ledger rows cannot be replayed" in m for m in report.ledger_mismatches
+    )
