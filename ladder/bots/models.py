@@ -2,7 +2,9 @@
 
 A bot's token is never stored: only its sha256 (`token_hash`) and its first characters (`token_hint`) so an
 owner can tell tokens apart. A revoked token leaves `token_hash` empty; a retired bot is `active=False` and
-never plays again. House bots (`is_house`) run in-process with the named `house_policy`.
+never plays again. A hosted bot has a credential of its own, `hosted_token_hash` (the sha256 of the token the
+bot host holds for it): it authenticates the same bot, so an owner's token and the hosted one work side by
+side, each replaced or revoked without touching the other; both streams share the bot's `max_concurrent`. House bots (`is_house`) run in-process with the named `house_policy`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ class Bot(models.Model):
     token_hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
     token_hint = models.CharField(max_length=12, blank=True, default="")
     token_created_at = models.DateTimeField(null=True, blank=True)
+    hosted_token_hash = models.CharField(
+        max_length=64, null=True, blank=True, unique=True, help_text="The bot host's credential (sha256)."
+    )
+    hosted_token_created_at = models.DateTimeField(null=True, blank=True)
     active = models.BooleanField(default=True, help_text="False once retired: never plays again.")
     retired_at = models.DateTimeField(null=True, blank=True)
     max_concurrent = models.PositiveSmallIntegerField(default=1)
@@ -41,7 +47,7 @@ class Bot(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(is_house=False, house_policy="")
-                | models.Q(is_house=True, token_hash=None),
+                | models.Q(is_house=True, token_hash=None, hosted_token_hash=None),
                 name="house_bot_shape",
             ),
         ]

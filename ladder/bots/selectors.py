@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 
 from ladder.bots.models import Bot
@@ -38,12 +38,14 @@ class BotIdentity:
 
 
 def bot_identity_for_token(*, token: str) -> BotIdentity | None:
-    """The bot a token authenticates, or None for an unknown, revoked or retired bot (or a house bot)."""
+    """The bot a token authenticates (the owner's token or the bot host's hosted credential), or None for
+    an unknown, revoked or retired bot (or a house bot)."""
     if not isinstance(token, str) or not token or len(token) > 256:
         return None
+    digest = token_hash(token)
     bot = (
         Bot.objects.select_related("owner")
-        .filter(token_hash=token_hash(token), active=True, is_house=False)
+        .filter(Q(token_hash=digest) | Q(hosted_token_hash=digest), active=True, is_house=False)
         .first()
     )
     if bot is None:
@@ -55,6 +57,13 @@ def bot_identity_for_token(*, token: str) -> BotIdentity | None:
         games=list(bot.games),
         max_concurrent=bot.max_concurrent,
     )
+
+
+def bot_hosted_token_valid(*, bot_id: int, token: str) -> bool:
+    """Whether `token` is the hosted credential of this active bot now (not the owner's token)."""
+    if not isinstance(token, str) or not token or len(token) > 256:
+        return False
+    return Bot.objects.filter(pk=bot_id, hosted_token_hash=token_hash(token), active=True).exists()
 
 
 def bot_list(

@@ -1,4 +1,9 @@
-"""Bot writes: register (token shown once), rotate and revoke tokens, edit, retire, house bots.
+"""Bot writes: register (token shown once), rotate and revoke tokens, the bot host's own credential for a
+hosted bot, edit, retire, house bots.
+
+The owner's token and the hosted credential are separate: rotating or revoking one leaves the other working
+(a revocation still drops every stream of the bot at the gateway, which reconnects the one whose token
+works); retiring a bot clears both.
 
 Layer: services (keyword-only, typed, transactional). Raises `ValidationError` with a reason for bad input
 and changes nothing then. Must not render HTTP or know about views.
@@ -146,7 +151,8 @@ def _owned_bot_for_update(*, bot_id: int, user: User | None) -> Bot:
 
 @transaction.atomic
 def bot_token_rotate(*, bot_id: int, user: User | None = None) -> tuple[Bot, str]:
-    """A new token replaces the old one at once (the old one stops working); returns the new token."""
+    """A new token replaces the old one at once (the old one stops working); returns the new token. The
+    hosted credential, if any, keeps working."""
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     if not bot.active:
         raise ValidationError(f"{bot.name} is retired; a retired bot gets no token")
@@ -160,8 +166,27 @@ def bot_token_rotate(*, bot_id: int, user: User | None = None) -> tuple[Bot, str
 
 
 @transaction.atomic
+def bot_hosted_token_issue(*, bot_id: int) -> tuple[Bot, str]:
+    """A new credential for the bot host that runs this bot's hosted version (the owner's token untouched);
+    returns it (the only time it exists). One replaced is revoked at once: a stream opened with it belongs
+    to a host that no longer holds the bot."""
+    bot = _owned_bot_for_update(bot_id=bot_id, user=None)
+    if not bot.active:
+        raise ValidationError(f"{bot.name} is retired; a retired bot gets no token")
+    replaced = bool(bot.hosted_token_hash)
+    token, hashed = _new_token()
+    bot.hosted_token_hash = hashed
+    bot.hosted_token_created_at = timezone.now()
+    bot.save(update_fields=["hosted_token_hash", "hosted_token_created_at", "updated_at"])
+    if replaced:
+        _announce_revocation(bot.pk)
+    return bot, token
+
+
+@transaction.atomic
 def bot_token_revoke(*, bot_id: int, user: User | None = None) -> Bot:
-    """Revoke the token: the bot cannot connect until its owner rotates a new one."""
+    """Revoke the owner's token: nothing the owner runs can connect until they rotate a new one (a hosted
+    version keeps its own credential: turn hosting off to stop it)."""
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     bot.token_hash = None
     bot.token_hint = ""
@@ -214,7 +239,8 @@ def bot_update(
 
 @transaction.atomic
 def bot_retire(*, bot_id: int, user: User | None = None) -> Bot:
-    """Retire a bot for good: its token is revoked, it leaves leaderboards, its history stays."""
+    """Retire a bot for good: its token and hosted credential are revoked, it leaves leaderboards, its
+    history stays."""
     ladder_ids = board_lock_for_bot(bot_id=bot_id)  # the boards' locks first, as a match result takes them
     bot = _owned_bot_for_update(bot_id=bot_id, user=user)
     if not bot.active:
@@ -223,7 +249,10 @@ def bot_retire(*, bot_id: int, user: User | None = None) -> Bot:
     bot.retired_at = timezone.now()
     bot.token_hash = None
     bot.token_hint = ""
-    bot.save(update_fields=["active", "retired_at", "token_hash", "token_hint", "updated_at"])
+    bot.hosted_token_hash = None
+    bot.save(
+        update_fields=["active", "retired_at", "token_hash", "token_hint", "hosted_token_hash", "updated_at"]
+    )
     _announce_revocation(bot.pk)
     board_bot_retired(bot_id=bot.pk, ladder_ids=ladder_ids)
     return bot
