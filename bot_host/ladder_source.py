@@ -1,12 +1,13 @@
 """The bot host's `Source` backed by the ladder's database (Django, in the host process only; never in a
 sandbox): leases on hosted bots, their archives, their tokens, and status reports.
 
-Tokens: the host holds each hosted bot's token in `tokens.json` in its state directory (mode 0600, never
-bound into a sandbox), with the hosted version it was made for. A token still valid is reused, so a host
-restart reconnects its bots with the same token within the gateway's reconnect grace. The host makes one
-with the existing token service (`bot_token_rotate`, which replaces any token the owner had: a hosted bot's
-token is the host's) for a version it holds none for; a token of this version that stopped working was
-revoked or replaced by the owner, and the bot does not start again (`CannotStart`) until a new upload.
+Tokens: the host holds each hosted bot's credential in `tokens.json` in its state directory (mode 0600, never
+bound into a sandbox). It is the bot's hosted credential (`Bot.hosted_token_hash`, made by
+`bot_hosted_token_issue`), never the owner's token: hosting a version leaves the owner's token and an
+externally run bot working. A credential still valid is reused, for every version of the bot, so a host
+restart reconnects its bots with the same one within the gateway's reconnect grace; the host issues a new one
+when it holds none that works (first start, a lost state file, another host took the bot over), which revokes
+the one it replaces. A retired bot gets none (`CannotStart`).
 
 Database errors are the caller's to isolate (`BotHost` guards each bot's part of a step); a connection the
 database dropped (a restart, a failover) is replaced at the next step, as Django does per request, instead
@@ -23,18 +24,20 @@ import os
 import threading
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.db import close_old_connections, connection
 
 from bot_host.host import Assignment, Report
 from bot_host.supervisor import CannotStart
-from ladder.bots.selectors import bot_identity_for_token
-from ladder.bots.services import bot_token_rotate
+from ladder.bots.selectors import bot_hosted_token_valid
+from ladder.bots.services import bot_hosted_token_issue
 from ladder.hosting.selectors import hosted_archive
 from ladder.hosting.services import hosted_claim, hosted_release, hosted_report
 
 
 class TokenStore:
-    """bot id -> (token, hosted version id), in a file only the host (root) can read."""
+    """bot id -> (hosted credential, the version it was first used for), in a file only the host (root) can
+    read."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -58,18 +61,16 @@ class TokenStore:
         partial.replace(self.path)
 
     def token(self, bot_id: int, version_id: int) -> str:
+        """The bot's hosted credential: the one held if it still works, else a new one (then saved)."""
         with self._lock:
             tokens = self._load()
-            held = tokens.get(str(bot_id), {})
-            token = str(held.get("token", ""))
-            identity = bot_identity_for_token(token=token) if token else None
-            if identity is not None and identity.bot_id == bot_id:
+            token = str(tokens.get(str(bot_id), {}).get("token", ""))
+            if token and bot_hosted_token_valid(bot_id=bot_id, token=token):
                 return token
-            if token and held.get("version_id") == version_id:
-                raise CannotStart(
-                    "its token was revoked or replaced by its owner; upload a new version to host it again"
-                )
-            _bot, token = bot_token_rotate(bot_id=bot_id)
+            try:
+                _bot, token = bot_hosted_token_issue(bot_id=bot_id)
+            except ValidationError as exc:
+                raise CannotStart(" ".join(exc.messages)) from None
             tokens[str(bot_id)] = {"token": token, "version_id": version_id}
             self._save(tokens)
             return token

@@ -14,12 +14,18 @@ empty directory, a minimal /dev, and the directory holding the gateway's Unix-do
 /run/caravanserai (its only way out: the new network namespace has nothing but loopback). Nothing else of
 the host exists inside.
 
-Layer: bot host plumbing. Pure: it builds argument lists and environments; it starts nothing, and it must
-not import Django or read the ladder's settings.
+The bot's version: `sandbox_env` passes the version the owner uploaded (the `version` of the unpacked
+`caravanserai.json`, which the upload checked and which names the ladder's `HostedVersion`) as
+CARAVANSERAI_BOT_VERSION; both SDKs send it as the Hello's `bot_version`, so the ladder shows and rates the
+uploaded version.
+
+Layer: bot host plumbing. Pure but for reading that manifest: it builds argument lists and environments; it
+starts nothing, and it must not import Django or read the ladder's settings.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +41,9 @@ SOCKET_NAME = "bot.sock"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SANDBOX_PROCESSES = 3  # the launcher-turned-bwrap, bwrap's PID 1 and the bot's first process
 LAUNCHER = (sys.executable, "-I", "-m", "bot_host.launch")
+MANIFEST = "caravanserai.json"  # ladder.hosting.archives.MANIFEST, checked at upload and at unpack
+MANIFEST_MAX_BYTES = 64 * 1024
+VERSION_MAX_CHARS = 64
 
 
 class SandboxError(ValueError):
@@ -189,9 +198,24 @@ def sandbox_argv(spec: SandboxSpec) -> list[str]:
     ]
 
 
+def uploaded_version(app_dir: Path) -> str:
+    """The `version` of the unpacked version's manifest, or "" when there is none to read (a directory
+    made by hand, as some tests do): the upload refused every archive without one."""
+    try:
+        with (app_dir / MANIFEST).open("rb") as handle:
+            doc = json.loads(handle.read(MANIFEST_MAX_BYTES + 1)[:MANIFEST_MAX_BYTES])
+    except (OSError, ValueError, RecursionError):
+        return ""
+    version = doc.get("version") if isinstance(doc, dict) else None
+    if not isinstance(version, str) or not version.strip() or len(version.strip()) > VERSION_MAX_CHARS:
+        return ""
+    return version.strip()
+
+
 def sandbox_env(spec: SandboxSpec, *, token: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The bot's whole environment (nothing of the host's): where the gateway is, its token, the runtime's
-    variables. The token travels only here, never on a command line or in a file."""
+    """The bot's whole environment (nothing of the host's): where the gateway is, its token, the version
+    the owner uploaded (CARAVANSERAI_BOT_VERSION), the runtime's variables. The token travels only here,
+    never on a command line or in a file."""
     env = {
         "PATH": SANDBOX_PATH,
         "HOME": TMP_DIR,
@@ -201,6 +225,9 @@ def sandbox_env(spec: SandboxSpec, *, token: str, extra: Mapping[str, str] | Non
         "CARAVANSERAI_TOKEN": token,
         "CARAVANSERAI_PROTO_ROOT": f"{SDK_DIR}/protos",
     }
+    version = uploaded_version(spec.app_dir)
+    if version:
+        env["CARAVANSERAI_BOT_VERSION"] = version
     env.update(spec.runtime.env)
     env.update(extra or {})
     return env

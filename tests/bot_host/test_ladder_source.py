@@ -1,10 +1,12 @@
 """The bot host against the ladder: a version uploaded through the service is claimed by the host, run in
-its sandbox with a token the host made with the token service (kept in a 0600 file outside every sandbox,
-reused after a restart), authenticated by the gateway's Django verifier over the Unix-domain socket, and
-its state and log reach the owner's status; a stopping host lets go of its bots."""
+its sandbox with the bot's hosted credential (issued by the token service beside the owner's token, kept in a
+0600 file outside every sandbox, reused after a restart), authenticated by the gateway's Django verifier over
+the Unix-domain socket, reporting the uploaded version in its Hello, and its state and log reach the
+owner's status; a stopping host lets go of its bots."""
 
 from __future__ import annotations
 
+import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,15 +17,17 @@ from django.db import DatabaseError, connection
 
 from bot_host.examples import example_archive, pack
 from bot_host.host import BotHost, HostSettings, Report
-from bot_host.ladder_source import LadderSource
+from bot_host.ladder_source import LadderSource, TokenStore
 from bot_host.sandbox import Runtime
+from bot_host.supervisor import CannotStart
 from engine_service.gateway.config import GatewayConfig
 from engine_service.gateway.django_auth import DjangoVerifier
 from engine_service.gateway.registry import SqliteRegistry, sessions_for_bot
 from engine_service.gateway.server import GatewayThread
+from ladder.bots import selectors, services
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_identity_for_token
-from ladder.bots.services import bot_create, bot_token_revoke
+from ladder.bots.services import bot_create
 from ladder.hosting.models import HostedBot
 from ladder.hosting.services import hosted_version_upload
 from tests.bot_host.conftest import LIMITS, UID_BASE, HostRig
@@ -88,18 +92,23 @@ def test_a_stopping_host_lets_go_of_its_bots(bot: Bot, ladder_rig: HostRig) -> N
     assert (hosting.host_id, hosting.state) == ("", "stopped")
 
 
-def test_a_token_the_owner_revoked_stays_revoked_until_a_new_upload(bot: Bot, ladder_rig: HostRig) -> None:
+def test_hosting_leaves_the_owners_token_working_and_reports_the_uploaded_version(
+    bot: Bot, ladder_rig: HostRig
+) -> None:
     rig = ladder_rig
-    assert rig.until(lambda: bool(sessions_for_bot(rig.registry, str(bot.pk)))), rig.log(bot.pk)
-    bot_token_revoke(bot_id=bot.pk, user=bot.owner)  # the owner's kill switch works on a hosted bot too
-    assert rig.until(lambda: HostedBot.objects.get(bot=bot).state == "failed", timeout=30), rig.log(bot.pk)
-    hosting = HostedBot.objects.get(bot=bot)
-    assert "revoked or replaced by its owner" in hosting.detail and "cannot start" in hosting.log
-    assert not sessions_for_bot(rig.registry, str(bot.pk))
+    owner_token = services.bot_token_rotate(bot_id=bot.pk, user=bot.owner)[1]  # the owner's, run elsewhere
     archive = pack({"caravanserai.json": MANIFEST_2, "bot.py": (EXAMPLES / "random_bot.py").read_bytes()})
     hosted_version_upload(bot_id=bot.pk, user=bot.owner, data=archive)
     assert rig.until(lambda: bool(sessions_for_bot(rig.registry, str(bot.pk)))), rig.log(bot.pk)
-    assert HostedBot.objects.get(bot=bot).version.name == "2"
+    [session] = sessions_for_bot(rig.registry, str(bot.pk))
+    assert session.bot_version == "2"  # the uploaded version, not the example's own "1"
+    assert bot_identity_for_token(token=owner_token).bot_id == bot.pk  # type: ignore[union-attr]
+    hosted = rig.source.token(bot_id=bot.pk, version_id=HostedBot.objects.get(bot=bot).version_id)
+    assert hosted != owner_token and selectors.bot_hosted_token_valid(bot_id=bot.pk, token=hosted)
+    services.bot_token_revoke(bot_id=bot.pk, user=bot.owner)  # the owner's token only: hosting goes on
+    assert bot_identity_for_token(token=hosted).bot_id == bot.pk  # type: ignore[union-attr]
+    assert rig.until(lambda: HostedBot.objects.get(bot=bot).starts >= 2 and rig.connected(bot.pk), 60)
+    assert rig.source.token(bot_id=bot.pk, version_id=HostedBot.objects.get(bot=bot).version_id) == hosted
 
 
 def test_a_connection_the_database_dropped_is_replaced_at_the_next_step(bot: Bot, tmp_path: Path) -> None:
@@ -114,3 +123,23 @@ def test_a_connection_the_database_dropped_is_replaced_at_the_next_step(bot: Bot
     source.report(host_id="h1", report=report)
     assert HostedBot.objects.get(bot=bot).state == "running"
     source.release(host_id="h1")
+
+
+def test_the_host_holds_a_hosted_credential_never_the_owners_token(bot: Bot, tmp_path: Path) -> None:
+    owner_token = services.bot_token_rotate(bot_id=bot.pk, user=bot.owner)[1]
+    store = TokenStore(tmp_path / "tokens.json")
+    store.path.write_text(json.dumps({str(bot.pk): {"token": owner_token, "version_id": 1}}))  # an old host's
+    hosted = store.token(bot.pk, 1)
+    assert hosted != owner_token and selectors.bot_hosted_token_valid(bot_id=bot.pk, token=hosted)
+    assert bot_identity_for_token(token=owner_token).bot_id == bot.pk  # type: ignore[union-attr]
+    assert json.loads(store.path.read_text())[str(bot.pk)]["token"] == hosted
+    assert TokenStore(store.path).token(bot.pk, 2) == hosted  # every version of the bot, after a restart too
+
+
+def test_a_retired_bot_cannot_start(bot: Bot, tmp_path: Path) -> None:
+    store = TokenStore(tmp_path / "tokens.json")
+    hosted = store.token(bot.pk, 1)
+    services.bot_retire(bot_id=bot.pk, user=bot.owner)
+    with pytest.raises(CannotStart, match="retired"):
+        store.token(bot.pk, 1)
+    assert bot_identity_for_token(token=hosted) is None
