@@ -5,7 +5,9 @@
 //
 // Usage: node bot.js --target 127.0.0.1:50051 --token TOKEN [--policy random|first] [--seed N]
 //        [--matches N] [--concurrent N] [--game expedition-v1]
-// Environment: CARAVANSERAI_TARGET, CARAVANSERAI_TOKEN, CARAVANSERAI_PROTO_ROOT (default ../../protos).
+// Environment: CARAVANSERAI_TARGET, CARAVANSERAI_TOKEN, CARAVANSERAI_PROTO_ROOT (default ../../protos),
+// CARAVANSERAI_BOT_VERSION (the Hello's bot_version, default '1'; the ladder's bot host sets it to the version
+// the owner uploaded, so that is the version the ladder shows and rates).
 'use strict';
 
 const path = require('path');
@@ -18,6 +20,7 @@ function parseArgs(argv) {
   const args = {
     target: process.env.CARAVANSERAI_TARGET || '127.0.0.1:50051',
     token: process.env.CARAVANSERAI_TOKEN || '',
+    version: (process.env.CARAVANSERAI_BOT_VERSION || '').trim() || '1',
     policy: 'random',
     seed: 1,
     matches: 0,
@@ -98,7 +101,7 @@ function main() {
     call.write({
       hello: {
         bot_name: 'node-example',
-        bot_version: '1',
+        bot_version: args.version,
         sdk: 'node-example/0.1.0',
         games: args.games,
         max_concurrent_matches: args.concurrent,

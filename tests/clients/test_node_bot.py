@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
+from engine_service.gateway.registry import sessions_for_bot
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, TimeControl, run_match, verify
 from engine_service.referee.match import final_ranks
 from tests.engine_service.gateway.harness import (
     GAME,
+    NODE_DIR,
     BotProcess,
     Stack,
     ensure_node_modules,
@@ -71,3 +76,16 @@ def test_node_bot_with_a_bad_token_is_refused(stack: Stack) -> None:
     node = BotProcess("node", stack.gateway.target, "bad-token", stack.workdir)
     assert node.proc.wait(20) == 2
     assert "UNAUTHENTICATED" in node.output() and "not reconnecting" in node.output()
+
+
+def test_node_bot_reports_the_version_the_bot_host_gives(stack: Stack) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": "/tmp", "CARAVANSERAI_BOT_VERSION": "uploaded-9"}
+    command = ["node", str(NODE_DIR / "bot.js"), "--target", stack.gateway.target, "--token", "tok-gamma"]
+    node = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_bot(stack.registry, "gamma")
+        [session] = sessions_for_bot(stack.registry, "gamma")
+        assert session.bot_version == "uploaded-9"
+    finally:
+        node.terminate()
+        node.wait(10)

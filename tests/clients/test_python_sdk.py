@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from engine_service.gateway.registry import sessions_for_bot
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, MatchRecord, TimeControl, run_match, verify
@@ -19,6 +20,7 @@ from tests.engine_service.gateway.harness import GAME, SDK_PATH, BotProcess, Sta
 sys.path.insert(0, str(SDK_PATH))  # the SDK as a bot author uses it (not installed into the project venv)
 
 from caravanserai_bot import Bot, BotRefused, Client, Fault, LegalAction, Match, MatchResult
+from caravanserai_bot.client import hello_version
 
 CONTROL = TimeControl(decision_seconds=2.0, time_bank_seconds=5.0, max_faults=3)
 
@@ -130,3 +132,29 @@ def test_sdk_bad_token_is_refused_without_retrying(stack: Stack) -> None:
     with pytest.raises(BotRefused) as info:
         asyncio.run(asyncio.wait_for(client.play(), 20))
     assert info.value.code.name == "UNAUTHENTICATED" and client.connections == 1
+
+
+def test_the_hello_reports_the_version_the_bot_host_gives(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CARAVANSERAI_BOT_VERSION", " uploaded-7 ")  # the host passes the uploaded version
+    alpha = BotProcess("random", stack.gateway.target, "tok-alpha", stack.workdir)
+    try:
+        wait_for_bot(stack.registry, "alpha")
+        [session] = sessions_for_bot(stack.registry, "alpha")
+        assert session.bot_version == "uploaded-7"
+    finally:
+        alpha.stop()
+
+
+def test_hello_version_is_the_bots_own_unless_the_environment_names_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bot = Recorder()
+    bot.version = "3.1"
+    monkeypatch.delenv("CARAVANSERAI_BOT_VERSION", raising=False)
+    assert hello_version(bot) == "3.1"
+    monkeypatch.setenv("CARAVANSERAI_BOT_VERSION", "   ")
+    assert hello_version(bot) == "3.1"
+    monkeypatch.setenv("CARAVANSERAI_BOT_VERSION", "hosted-2")
+    assert hello_version(bot) == "hosted-2"

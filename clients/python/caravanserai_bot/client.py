@@ -6,6 +6,9 @@ that played all its matches: `client.finished` holds its message), or the server
 (`BotRefused`: bad token, bad Hello). Transient
 failures (gateway restart, network) reconnect with exponential backoff and jitter; the server resumes the
 bot's matches on the new stream.
+
+The Hello's `bot_version` is `$CARAVANSERAI_BOT_VERSION` when it is set (the ladder's bot host sets it to the
+version the owner uploaded, so that is the version the ladder shows and rates), else `Bot.version`.
 """
 
 from __future__ import annotations
@@ -70,6 +73,11 @@ class BotRefused(Exception):
         self.code = code
         self.details = details
         super().__init__(f"{code.name}: {details}")
+
+
+def hello_version(bot: Bot) -> str:
+    """The version the Hello reports: $CARAVANSERAI_BOT_VERSION if set and not blank, else `bot.version`."""
+    return os.environ.get("CARAVANSERAI_BOT_VERSION", "").strip() or bot.version
 
 
 def _fault(f: bot_pb2.Fault) -> Fault:
@@ -169,7 +177,7 @@ class Client:
             self.connections += 1
             hello = bot_pb2.Hello(
                 bot_name=self.bot.name,
-                bot_version=self.bot.version,
+                bot_version=hello_version(self.bot),
                 sdk=SDK,
                 games=list(self.bot.games),
                 max_concurrent_matches=self.bot.max_concurrent_matches,
