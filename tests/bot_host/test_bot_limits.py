@@ -1,6 +1,7 @@
 """Limits hold for a hosted bot as a whole, not per process: its forked children share one memory budget
-and one CPU quota (its control group), measured by the group's own counters. Real sandboxes (bubblewrap)
-and a real gateway, as in test_escapes."""
+and one CPU quota (its control group), measured by the group's own counters. Each attack runs as a Python
+bot (os.fork) and as a Node bot (child_process.spawn of node children). Real sandboxes (bubblewrap) and a
+real gateway, as in test_escapes."""
 
 from __future__ import annotations
 
@@ -10,39 +11,70 @@ from dataclasses import replace
 
 import pytest
 
-from tests.bot_host.conftest import LIMITS, HostRig, bot_archive
+from bot_host.sandbox import Limits
+from tests.bot_host.conftest import BOTS, LIMITS, HostRig, bot_archive, make_archive
 
 pytestmark = pytest.mark.slow
 
 BOT = 5
 MEMORY = 256 << 20
 CHILD_MIB = 120  # three children: 360 MiB wanted, each one alone far below the bot's 256 MiB
+RUNTIMES = ["python", "node"]
+# A node process runs about a dozen threads (V8's and libuv's), and the process limit counts threads:
+# four node processes need more than the suite's 32.
+NODE_PROCESSES = 96
+# Node reserves about 1 GiB of address space before it runs a line (V8's code range), and the bot's
+# memory limit is also each process's RLIMIT_AS: a Node bot needs a limit above that. Eight children of
+# 200 MiB (1.6 GiB) under 1.25 GiB, each alone far below it.
+NODE_MEMORY, NODE_CHILDREN, NODE_CHILD_MIB = 1280 << 20, 8, 200
 
 
-def test_forked_children_that_each_allocate_share_the_bots_memory(rig: HostRig) -> None:
-    rig.with_limits(replace(LIMITS, memory_bytes=MEMORY), ALLOC_MIB=str(CHILD_MIB))
-    rig.source.add(BOT, bot_archive("fork_alloc.py"))
-    assert rig.until(lambda: len(children_ended(rig.log(BOT))) == 3, timeout=120), rig.log(BOT)
+def attack_archive(rig: HostRig, runtime: str, name: str) -> bytes:
+    """The attack bot `name` (fork_alloc, fork_spin, ...) for `runtime`; skipped where node is missing."""
+    if runtime == "python":
+        return bot_archive(f"{name}.py")
+    if "node" not in rig.host.runtimes:
+        pytest.skip("this machine has no node runtime (node and clients/node/node_modules)")
+    return make_archive({"bot.js": (BOTS / f"{name}.js").read_text()}, runtime="node", entry="bot.js")
+
+
+def limits_for(runtime: str, **changes: float) -> Limits:
+    processes = NODE_PROCESSES if runtime == "node" else LIMITS.processes
+    return replace(LIMITS, processes=processes, **changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_forked_children_that_each_allocate_share_the_bots_memory(rig: HostRig, runtime: str) -> None:
+    archive = attack_archive(rig, runtime, "fork_alloc")
+    memory, children, mib = (
+        (NODE_MEMORY, NODE_CHILDREN, NODE_CHILD_MIB) if runtime == "node" else (MEMORY, 3, CHILD_MIB)
+    )
+    env = {"ALLOC_MIB": str(mib), "ALLOC_CHILDREN": str(children)}
+    rig.with_limits(limits_for(runtime, memory_bytes=memory), **env)
+    rig.source.add(BOT, archive)
+    assert rig.until(lambda: len(children_ended(rig.log(BOT))) == children, timeout=120), rig.log(BOT)
     log = rig.log(BOT)
     killed = re.findall(r"^CHILD (\d) killed by signal 9$", log, flags=re.M)
-    assert killed, log  # per process, each child's 120 MiB was allowed: all three held it before
-    assert rig.host.running[BOT].cgroup.memory_peak_bytes() <= MEMORY
+    assert killed, log  # per process, each child's memory was allowed: all of them held it before
+    assert rig.host.running[BOT].cgroup.memory_peak_bytes() <= memory
     assert rig.host.running[BOT].process.state == "running"  # the bot itself lives on
 
 
 def children_ended(log: str) -> set[str]:
-    """The children of fork_alloc.py that have their memory or were killed."""
+    """The children of fork_alloc that have their memory or were killed."""
     return {a or b for a, b in re.findall(r"^(?:ALLOC (\d) done|CHILD (\d) killed)", log, flags=re.M)}
 
 
-def test_forked_spinners_are_held_to_the_bots_cpu_quota_together(rig: HostRig) -> None:
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_forked_spinners_are_held_to_the_bots_cpu_quota_together(rig: HostRig, runtime: str) -> None:
     cores = 0.5
-    rig.with_limits(replace(LIMITS, cpu_cores=cores, cpu_seconds=600))
+    archive = attack_archive(rig, runtime, "fork_spin")
+    rig.with_limits(limits_for(runtime, cpu_cores=cores, cpu_seconds=600))
     began = time.monotonic()
-    rig.source.add(BOT, bot_archive("fork_spin.py"))
+    rig.source.add(BOT, archive)
     assert rig.until(lambda: rig.logged(BOT, "SPINNERS 3")), rig.log(BOT)
     group = rig.host.running[BOT].cgroup
-    assert len(group.pids()) >= 4  # the bot and its three spinners (and bubblewrap) in one group
+    assert rig.until(lambda: len(group.pids()) >= 4)  # the bot and its three spinners in one group
     assert rig.until(lambda: group.cpu_usage_ns() >= 1_000_000_000, timeout=120)
     used = group.cpu_usage_ns() / 1e9
     elapsed = time.monotonic() - began  # read after the usage: the group has lived no longer than this

@@ -98,16 +98,66 @@ def test_namespaces_mounts_keyrings_io_uring_ptrace_bpf_and_perf_are_refused(rig
     still_fine(rig)
 
 
-def test_a_node_bot_cannot_make_a_user_namespace(rig: HostRig) -> None:
+def node_archive(rig: HostRig, script: str, **extra: str) -> bytes:
+    """The Node attack bot `script` (with `extra` files beside it); skipped where node is missing."""
     if "node" not in rig.host.runtimes:
         pytest.skip("this machine has no node runtime (node and clients/node/node_modules)")
-    archive = make_archive({"bot.js": (BOTS / "hardening.js").read_text()}, runtime="node", entry="bot.js")
-    rig.source.add(ATTACKER, archive)
-    assert rig.until(lambda: rig.logged(ATTACKER, "PROBES DONE")), rig.log(ATTACKER)
+    files = {"bot.js": (BOTS / script).read_text(), **extra}
+    return make_archive(files, runtime="node", entry="bot.js")
+
+
+# What a Node bot can reach: Node has no raw system calls, so it goes through the tools the sandbox shows
+# under /usr (util-linux's unshare and mount; the system's python3, which runs hardening.py and so makes
+# every call of HARDENING) and through libuv's io_uring (UV_USE_IO_URING=1 in a child node).
+NODE_HARDENING = {
+    "unshare-user": "Operation not permitted",
+    "unshare-mount": "Operation not permitted",
+    "mount": "must be superuser",  # util-linux refuses a non-root caller before the kernel is asked
+    "libuv-io_uring": "no ring",
+    **{f"py-{name}": "EPERM" for name in HARDENING},
+}
+
+
+def test_a_node_bot_reaches_no_namespace_mount_keyring_or_io_uring_by_any_way_node_has(rig: HostRig) -> None:
+    start_victim(rig)
+    hardening_py = (BOTS / "hardening.py").read_text()
+    rig.source.add(ATTACKER, node_archive(rig, "hardening.js", **{"hardening.py": hardening_py}))
+    assert rig.until(lambda: rig.logged(ATTACKER, "PROBES DONE"), timeout=60), rig.log(ATTACKER)
     log = rig.log(ATTACKER)
-    outcome = probe_results(log)["unshare-user"]
-    assert outcome.startswith("blocked") and "Operation not permitted" in outcome, log
+    results = probe_results(log)
+    assert set(results) == set(NODE_HARDENING), log
+    wrong = {
+        name: outcome
+        for name, outcome in results.items()
+        if not (outcome.startswith("blocked") and NODE_HARDENING[name] in outcome)
+    }
+    assert wrong == {}, log
     pid_1_is_hidden(log)
+    still_fine(rig)
+
+
+def test_a_node_fork_bomb_is_refused_and_the_others_keep_running(rig: HostRig) -> None:
+    start_victim(rig)
+    rig.source.add(ATTACKER, node_archive(rig, "fork_bomb.js"))
+    assert rig.until(lambda: rig.logged(ATTACKER, "FORK refused"), timeout=60), rig.log(ATTACKER)
+    children = int(re.search(r"FORK refused after (\d+)", rig.log(ATTACKER)).group(1))  # type: ignore[union-attr]
+    assert children < LIMITS.processes  # node's own threads count too
+    assert rig.host.running[ATTACKER].process.starts == 1  # the node bot lived through the refusal
+    still_fine(rig)
+
+
+def test_a_node_bot_printing_nul_invalid_utf8_and_a_surrogate_is_reported_cleaned(rig: HostRig) -> None:
+    """Through the real sandbox to the host's report (the PostgreSQL path of the same cleaning is
+    test_host_isolation's)."""
+    start_victim(rig)
+    rig.source.add(ATTACKER, node_archive(rig, "nul_output.js"))
+    assert rig.until(lambda: " end" in getattr(rig.source.reports.get(ATTACKER), "log", "")), rig.log(
+        ATTACKER
+    )
+    log = rig.source.reports[ATTACKER].log
+    assert "nul\ufffdhere \ufffd\ufffd sur \ufffd" in log and "\x00" not in log, log
+    log.encode("utf-8")  # no lone surrogate either: it encodes strictly
+    still_fine(rig)
 
 
 def test_a_fork_bomb_is_refused_and_the_others_keep_running(rig: HostRig) -> None:
