@@ -23,8 +23,11 @@ from ladder.hosting.models import HostedBot
 
 UPLOAD_RULE = (
     f"A .tar.gz or .zip of regular files with {MANIFEST} at its root: "
-    '{"runtime": "python" | "node", "entry": "bot.py", "version": "1.0"}. The version must be new for the bot '
-    "and is what the bot reports as bot_version in Hello. Refused with 400 naming the member or the manifest "
+    '{"runtime": "python" | "node", "entry": "bot.py", "version": "1.0"}. The version must be new for the bot; '
+    "the host passes it to the bot as CARAVANSERAI_BOT_VERSION and both SDKs report it as the Hello's "
+    "bot_version, so it is the version the ladder shows and rates. Uploading never changes the bot's token: "
+    "the host runs the version with a credential of its own, so a copy of the bot run elsewhere keeps "
+    "playing beside it (both count against the bot's max_concurrent). Refused with 400 naming the member or the manifest "
     "field, and nothing stored: links, devices and FIFOs, a member twice, a file where a directory must be "
     "(x beside x/y), a path leaving the archive, a name part over 255 bytes or a path over 1024 bytes, tar "
     "headers (pax or GNU long names) over 16 KiB for one member, an archive over the size, member-count or "

@@ -49,7 +49,8 @@ def _owned_bot(*, bot_id: int, user: AbstractBaseUser) -> Bot:
 @transaction.atomic
 def hosted_version_upload(*, bot_id: int, user: AbstractBaseUser, data: bytes) -> HostedVersion:
     """Store an uploaded archive as the bot's new hosted version (its parent: the one hosted until now) and
-    host it from now on; a version name already used by the bot is refused."""
+    host it from now on; a version name already used by the bot is refused. The bot's tokens are untouched:
+    the host runs it with the bot's hosted credential (`bot_hosted_token_issue`), never the owner's."""
     bot = _owned_bot(bot_id=bot_id, user=user)
     try:
         archive = read_archive(data, archive_limits())

@@ -37,6 +37,7 @@ def test_the_owner_uploads_on_the_page_and_sees_the_log(
     bot = make_bot()
     page = alice.get(f"/bots/{bot.pk}/hosted/").content.decode()
     assert 'name="archive"' in page and "Not hosted" in page
+    assert "Uploading does not change" in page and "a credential of its own" in page
     response = alice.post(
         f"/bots/{bot.pk}/hosted/upload/", {"archive": SimpleUploadedFile("b.tar.gz", good("3.0"))}
     )
