@@ -1,5 +1,7 @@
-"""The hosted example bots: the SDK's Python random bot and the Node example, each packed with a manifest
-into the archive an owner would upload (deterministic bytes: the same sources give the same sha256).
+"""The hosted example bots: the SDK's Python random bot and the Node example, and the hostile Python bot of
+the demo (`hostile_bot.py`: it spins, forks and allocates in its sandbox, and plays), each packed with a
+manifest into the archive an owner would upload (deterministic bytes: the same sources give the same
+sha256).
 
 Layer: bot host examples (used by `make demo` and the tests); standard library only.
 """
@@ -25,6 +27,13 @@ def example_archive(runtime: str) -> bytes:
     source, entry = SOURCES[runtime]
     manifest = {"runtime": runtime, "entry": entry, "version": VERSION}
     return pack({"caravanserai.json": json.dumps(manifest).encode(), entry: source.read_bytes()})
+
+
+def hostile_archive() -> bytes:
+    """The hostile example (`hostile_bot.py`, runtime python) as a .tar.gz, as `example_archive` packs."""
+    manifest = {"runtime": "python", "entry": "bot.py", "version": VERSION}
+    source = Path(__file__).resolve().parent / "hostile_bot.py"
+    return pack({"caravanserai.json": json.dumps(manifest).encode(), "bot.py": source.read_bytes()})
 
 
 def pack(files: dict[str, bytes]) -> bytes:

@@ -5,11 +5,14 @@ real gateway on a Unix-domain socket."""
 from __future__ import annotations
 
 import re
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
 
+from bot_host.examples import hostile_archive
 from tests.bot_host.conftest import BOTS, LIMITS, HostRig, bot_archive, make_archive
 
 pytestmark = pytest.mark.slow
@@ -222,3 +225,40 @@ def test_a_sandbox_stopped_while_it_sets_up_leaves_nothing_behind(rig: HostRig) 
         assert not any(d.exists() for d in dirs)  # its groups are gone: nothing was left in them
         assert alive(seen) == set()
         assert ATTACKER not in rig.host.running
+
+
+HOSTILE_LINE = re.compile(
+    r"^HOSTILE forked (\d+) sleepers before the limit; \d+ children; spinner died (\d+), "
+    r"allocator killed (\d+), allocator let go \d+, fork refused \d+$",
+    flags=re.M,
+)
+
+
+def hostile_figures(log: str) -> tuple[int, int, int]:
+    """The last report of the hostile example: sleepers forked to the limit, spinners and allocators lost."""
+    found = HOSTILE_LINE.findall(log)
+    return tuple(int(n) for n in found[-1]) if found else (0, 0, 0)  # type: ignore[return-value]
+
+
+def test_the_demos_hostile_example_spins_forks_and_allocates_within_its_limits_and_connects(
+    rig: HostRig,
+) -> None:
+    cores = 0.5
+    rig.with_limits(replace(LIMITS, cpu_cores=cores), HOSTILE_REPORT_SECONDS="1")
+    start_victim(rig)
+    began = time.monotonic()
+    rig.source.add(ATTACKER, hostile_archive())
+    group = rig.host.running[ATTACKER].cgroup if rig.until(lambda: ATTACKER in rig.host.running) else None
+    assert group is not None
+    assert rig.until(lambda: rig.connected(ATTACKER), timeout=60), rig.log(ATTACKER)
+    done = rig.until(lambda: min(hostile_figures(rig.log(ATTACKER))) >= 1, timeout=90)
+    assert done, rig.log(ATTACKER)  # it reached its process limit, lost a spinner (3 s CPU) and an allocator
+    sleepers, _spinners, _killed = hostile_figures(rig.log(ATTACKER))
+    print(HOSTILE_LINE.findall(rig.log(ATTACKER))[-1], f"peak {group.memory_peak_bytes() >> 20} MiB")
+    assert sleepers < LIMITS.processes
+    assert group.memory_peak_bytes() <= LIMITS.memory_bytes
+    used = group.cpu_usage_ns() / 1e9
+    assert used <= cores * (time.monotonic() - began) + 0.1, used
+    assert rig.connected(ATTACKER)  # and it still plays (its main process was never the one killed)
+    assert rig.host.running[ATTACKER].process.starts == 1
+    still_fine(rig)
