@@ -31,6 +31,8 @@ class BotAdmin(admin.ModelAdmin):
         "token_hash",
         "token_hint",
         "token_created_at",
+        "hosted_token_hash",
+        "hosted_token_created_at",
         "versions_seen",
         "created_at",
         "updated_at",
