@@ -18,7 +18,7 @@ from django.db import DatabaseError, connection
 from bot_host.examples import example_archive, pack
 from bot_host.host import BotHost, HostSettings, Report
 from bot_host.ladder_source import LadderSource, TokenStore
-from bot_host.sandbox import Runtime
+from bot_host.sandbox import Runtime, uploaded_version
 from bot_host.supervisor import CannotStart
 from engine_service.gateway.config import GatewayConfig
 from engine_service.gateway.django_auth import DjangoVerifier
@@ -143,3 +143,18 @@ def test_a_retired_bot_cannot_start(bot: Bot, tmp_path: Path) -> None:
     with pytest.raises(CannotStart, match="retired"):
         store.token(bot.pk, 1)
     assert bot_identity_for_token(token=hosted) is None
+
+
+def test_the_sandbox_gets_the_uploaded_version_from_its_manifest(tmp_path: Path) -> None:
+    assert uploaded_version(tmp_path) == ""  # a directory made by hand: the SDK's own version is reported
+    (tmp_path / "caravanserai.json").write_bytes(MANIFEST_2)
+    assert uploaded_version(tmp_path) == "2"
+    for bad in (
+        b"[1]",
+        b"{",
+        b'{"version": 7}',
+        b'{"version": "  "}',
+        json.dumps({"version": "x" * 65}).encode(),
+    ):
+        (tmp_path / "caravanserai.json").write_bytes(bad)
+        assert uploaded_version(tmp_path) == ""
