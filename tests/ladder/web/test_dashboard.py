@@ -12,7 +12,7 @@ from django.test import Client, override_settings
 from engine_service.gateway.registry import SessionInfo, SqliteRegistry
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_fault_summary, bot_identity_for_token
-from ladder.bots.services import bot_create
+from ladder.bots.services import bot_create, bot_hosted_token_issue
 from ladder.matches.models import Seat
 from ladder.matches.services import match_create, match_mark_running
 from tests.ladder.conftest import play
@@ -336,3 +336,11 @@ def test_confirmations_of_what_cannot_be_done(alice_client, user, make_bot):
         assert "is retired" in response.content.decode()
     retired.refresh_from_db()
     assert retired.token_hash is None and not retired.active
+
+
+def test_confirmations_say_a_hosted_version_keeps_its_own_credential(alice_client, make_bot):
+    bot = make_bot()
+    assert "keeps its own credential" not in alice_client.get(f"/bots/{bot.pk}/revoke/").content.decode()
+    bot_hosted_token_issue(bot_id=bot.pk)
+    assert "keeps its own credential" in alice_client.get(f"/bots/{bot.pk}/revoke/").content.decode()
+    assert "its hosted credential are revoked" in alice_client.get(f"/bots/{bot.pk}/retire/").content.decode()
