@@ -161,6 +161,48 @@ def ladders_without_done(demo: DemoRun) -> list[str]:
     ]
 
 
+HOSTED_GOOD = ("demo-hosted-python", "demo-hosted-node")
+HOSTED_SECONDS = 240
+
+
+def hosted_seats(demo: DemoRun, name: str) -> list[list[dict[str, object]]]:
+    """The faults of each seat `name` held in a rated match that is DONE."""
+    rows = demo.query(
+        "SELECT s.faults FROM matches_seat s JOIN matches_match m ON m.id = s.match_id"
+        " JOIN bots_bot b ON b.id = s.bot_id WHERE b.name = ? AND m.status = 'DONE' AND m.rated",
+        name,
+    )
+    return [json.loads(faults or "[]") for (faults,) in rows]
+
+
+def hostile_log(demo: DemoRun) -> str:
+    rows = demo.query(
+        "SELECT h.log FROM hosting_hostedbot h JOIN bots_bot b ON b.id = h.bot_id WHERE b.name = 'demo-hostile'"
+    )
+    return rows[0][0] if rows else ""
+
+
+def check_hosted_bots_keep_their_clock(demo: DemoRun) -> None:
+    """Where the demo hosts bots: the good hosted ones play rated matches with no timeout while the hostile
+    one spins, forks and allocates next to them (its own report in its log says it did)."""
+    line = next((text for _, text in demo.lines if "run in sandboxes" in text), "")
+    if not line:
+        assert "note: no hosted bots" in demo.output, demo.output
+        return
+    assert "demo-hostile" in line, line
+    good = [name for name in HOSTED_GOOD if name in line]
+    wait_until(lambda: all(hosted_seats(demo, name) for name in good), HOSTED_SECONDS, f"rated {good}")
+    killed = re.compile(r"^HOSTILE forked [1-9]\d* .*spinner died \d+, allocator killed [1-9]", re.M)
+    wait_until(lambda: killed.search(hostile_log(demo)) is not None, 120, "the hostile bot's memory killed")
+    for name in good:
+        timeouts = [f for faults in hosted_seats(demo, name) for f in faults if f.get("kind") == "timeout"]
+        assert timeouts == [], (name, timeouts)
+        print(f"{name}: {len(hosted_seats(demo, name))} rated matches, no timeout, next to demo-hostile")
+    print(
+        re.findall(r"HOSTILE .*", hostile_log(demo))[-1], f"({len(hosted_seats(demo, 'demo-hostile'))} rated)"
+    )
+
+
 def finished_out_of_order(demo: DemoRun) -> bool:
     """Some DONE match finished after a DONE match with a higher id."""
     ids = [
@@ -199,6 +241,7 @@ def test_demo_never_stalls_and_stops_cleanly_on_sigterm(tmp_path):
             raise AssertionError(f"{exc}; without a rated match: {ladders_without_done(demo)}") from None
         print(f"every ladder had a rated match {elapsed + waited:.0f}s after the URLs")
         wait_until(lambda: finished_out_of_order(demo), 60, "a match finishing after a later id")
+        check_hosted_bots_keep_their_clock(demo)
     finally:
         returncode = demo.stop()
     output = demo.output
