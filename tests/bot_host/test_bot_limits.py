@@ -1,7 +1,8 @@
 """Limits hold for a hosted bot as a whole, not per process: its forked children share one memory budget
-and one CPU quota (its control group), measured by the group's own counters. Each attack runs as a Python
-bot (os.fork) and as a Node bot (child_process.spawn of node children). Real sandboxes (bubblewrap) and a
-real gateway, as in test_escapes."""
+and one CPU quota (its control group), measured by the group's own counters, and a bot next to a spinner
+and the demo's hostile example still plays within its clock. Each attack runs as a Python bot (os.fork)
+and as a Node bot (child_process.spawn of node children). Real sandboxes (bubblewrap) and a real gateway,
+as in test_escapes."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ from dataclasses import replace
 
 import pytest
 
+from bot_host.examples import example_archive, hostile_archive
 from bot_host.sandbox import Limits
+from engine_service.gateway.remote_seat import RemoteSeat
+from engine_service.referee import TimeControl, run_match, verify
 from tests.bot_host.conftest import BOTS, LIMITS, HostRig, bot_archive, make_archive
+from tests.engine_service.gateway.harness import GAME
+from tests.engine_service.gateway.test_relay import house
 
 pytestmark = pytest.mark.slow
 
@@ -82,3 +88,29 @@ def test_forked_spinners_are_held_to_the_bots_cpu_quota_together(rig: HostRig, r
     # machine only lowers the usage, so this bound holds at any load). One period's grace for the last one.
     assert used <= cores * elapsed + 0.1, (used, elapsed)
     assert rig.host.running[BOT].process.starts == 1  # held back, never killed for it
+
+
+CLOCK = TimeControl(decision_seconds=5.0, time_bank_seconds=10.0, max_faults=1)
+SPINNER, HOSTILE, PLAYER = 5, 6, 3
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_a_hosted_bot_keeps_its_clock_next_to_a_spinner_and_the_hostile_example(
+    rig: HostRig, runtime: str
+) -> None:
+    """The spinner (of the player's runtime) and the hostile example each get their one core and the same
+    weight as any bot: the player still answers within its clock on a machine they would otherwise fill."""
+    spinner = attack_archive(rig, runtime, "fork_spin")
+    rig.with_limits(limits_for(runtime, cpu_seconds=600))  # held back, never killed for it
+    rig.source.add(SPINNER, spinner)
+    rig.source.add(HOSTILE, hostile_archive())
+    assert rig.until(lambda: rig.logged(SPINNER, "SPINNERS 3") and rig.connected(HOSTILE), 60)
+    rig.source.add(PLAYER, example_archive(runtime))
+    assert rig.until(lambda: rig.connected(PLAYER)), rig.log(PLAYER)
+    seat = RemoteSeat(str(PLAYER), f"hosted-{PLAYER}", rig.registry)
+    record = run_match(GAME, 2, 93, [seat, house(94)], time_control=CLOCK)
+    assert record.result is not None and record.faults == [], record.faults
+    verify(record)
+    for attacker in (SPINNER, HOSTILE):
+        assert rig.host.running[attacker].cgroup.cpu_usage_ns() > 0
+    assert rig.host.running[PLAYER].process.crashes == 0
