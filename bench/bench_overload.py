@@ -10,21 +10,24 @@ OVERLOAD_SLOTS matches at once (CARAVANSERAI_MATCHES_PER_WORKER) and has one sea
 Capacity, concretely: the matches per minute that one match worker sustains at these settings, measured in
 a calibration phase of the same run (OVERLOAD_CALIBRATION_SECONDS): OVERLOAD_SLOTS remote bots of capacity 2
 on the 2-player Expedition ladder alone, no house bots, so the bots' slots fill exactly the worker's
-OVERLOAD_SLOTS threads and nothing waits. capacity = slots x 60 / mean match duration (started -> finished).
+OVERLOAD_SLOTS threads and nothing should wait (its queued peak is reported). capacity = slots x 60 / mean
+match duration (started -> finished).
 
-Overload (OVERLOAD_SECONDS, default 300): as many bots again are connected (2 x OVERLOAD_SLOTS, capacity 2
-each: 2 x slots concurrent 2-player tables, twice the worker's threads, before any house seat) and the
-3-player ladder opens with house bots allowed, a searching one (`search`) among them, so matchmaking always
-has more tables to start than the worker and the search pool can hold. Reported: matches created, started
-and finished in the phase; matches waiting (QUEUED) at its end and at peak; the start wait (created ->
-started_at) p50/p95 of those started, and the age of those still waiting; the worker's busy slots; the search
-seats in flight at peak against CARAVANSERAI_SEARCH_SEATS; and the faults charged to bots, by cause (timeouts
-of remote bots, any fault of a house seat, forfeits). The bots answer in 0.1 s of a 5 s clock, so every fault
-in this run is the server's: the goal is 0 of each.
+Overload (OVERLOAD_SECONDS, default 300): as many bots again connect (2 x OVERLOAD_SLOTS bots of capacity 2:
+twice the calibration's remote slots, which alone would fill twice the worker's threads) and the 3-player
+ladder opens with house bots allowed, the fast ones (random, greedy) retired for the phase so that its house
+seats are the searching ones (`search`, `mcts:120`; pairing takes remote bots before house bots and a fast
+house bot before a slow one). So matchmaking always has more tables to start than the worker and the search
+pool can hold. Reported: matches created, started and finished in the phase; matches waiting (QUEUED) at its
+end and at peak; the start wait (created -> started_at) p50/p95 of those started, and the age of those still
+waiting; the worker's busy slots; the search seats in flight at peak against CARAVANSERAI_SEARCH_SEATS; and the
+faults charged to bots, by cause (timeouts of remote bots, any fault of a house seat, forfeits). The bots
+answer in 0.1 s of a 5 s clock, so every fault in this run is the server's: the goal is 0 of each.
 
 Results: bench/results/overload.json. Environment: OVERLOAD_SECONDS (300), OVERLOAD_CALIBRATION_SECONDS (120),
-OVERLOAD_SLOTS (4), OVERLOAD_THINK (0.1). This bench only observes the stack through its database; it
-changes no ladder code and edits nothing outside its own temporary directory and results file.
+OVERLOAD_SLOTS (4), OVERLOAD_THINK (0.1). It must not change ladder code or settings: it writes only to its
+own stack's fresh database (which ladders and house bots are active in each phase), its temporary directory
+and its results file.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ from ladder.bots.services import house_bot_ensure
 from ladder.ladders.models import Ladder
 phase, two, three, searching = json.loads(sys.argv[1])
 found = [house_bot_ensure(policy=policy).pk for policy in searching]
-Bot.objects.filter(is_house=True, house_policy="greedy").update(active=phase != "overload")
+fast = Bot.objects.filter(is_house=True, house_policy__in=["random", "greedy"])
+fast.update(active=phase != "overload")
 Ladder.objects.filter(pk=two).update(active=True, house_bots_allowed=False)
 Ladder.objects.filter(pk=three).update(active=phase == "overload", house_bots_allowed=True)
 print(json.dumps(found))
@@ -111,7 +115,7 @@ class OverloadStack(Stack):
 
     def configure(self, phase: str) -> list[int]:
         """Open the ladders of `phase` (calibration: 2-player only, no house bots; overload: the 3-player
-        ladder too, its house seats filled by `random` and the searching house bots); their ids."""
+        ladder too, its house seats filled only by the searching house bots); their ids."""
         ladders = self.info["ladders"]
         found = self.run_script(CONFIGURE, [phase, ladders["2"], ladders["3"], SEARCHING_HOUSE])
         return [int(pk) for pk in found]
