@@ -94,6 +94,7 @@ def build_host(host_id: str) -> tuple[BotHost, LadderSource, SocketForwarder | N
     limits = Limits(
         cpu_seconds=s.BOT_HOST_CPU_SECONDS,
         memory_bytes=s.BOT_HOST_MEMORY_MB << 20,
+        cpu_cores=s.BOT_HOST_CPU_CORES,
         processes=s.BOT_HOST_PROCESS_LIMIT,
         file_bytes=s.BOT_HOST_FILE_MB << 20,
         tmp_bytes=s.BOT_HOST_TMP_MB << 20,

@@ -329,6 +329,9 @@ class Demo:
             CARAVANSERAI_SEARCH_PROCESSES=env.get("CARAVANSERAI_SEARCH_PROCESSES", "1"),
             CARAVANSERAI_MATCHMAKING_SECONDS=env.get("CARAVANSERAI_MATCHMAKING_SECONDS", "3"),
             CARAVANSERAI_MAX_QUEUED_PER_LADDER=env.get("CARAVANSERAI_MAX_QUEUED_PER_LADDER", "2"),
+            # each hosted bot's tree gets a quarter of a core: the hostile one's spinners cannot take half
+            # of a 2-core machine from the matches
+            CARAVANSERAI_BOT_HOST_CPU_CORES=env.get("CARAVANSERAI_BOT_HOST_CPU_CORES", "0.25"),
             PYTHONUNBUFFERED="1",
             PYTHONPATH=os.pathsep.join([str(ROOT / "clients" / "python"), str(ROOT)]),
         )

@@ -34,7 +34,7 @@ from typing import Any
 
 import dj_database_url
 
-from engine_service.settings_env import env_bool, env_int, env_list, env_str
+from engine_service.settings_env import env_bool, env_float, env_int, env_list, env_str
 
 env = os.environ  # lower case: not a setting
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -259,6 +259,8 @@ BOT_HOST_PROCESSES = env_int(env, "CARAVANSERAI_BOT_HOST_PROCESSES", 8, minimum=
 BOT_HOST_SANDBOX = env_str(env, "CARAVANSERAI_BOT_HOST_SANDBOX", "/usr/bin/bwrap")
 BOT_HOST_CPU_SECONDS = env_int(env, "CARAVANSERAI_BOT_HOST_CPU_SECONDS", 3600, minimum=1)
 BOT_HOST_MEMORY_MB = env_int(env, "CARAVANSERAI_BOT_HOST_MEMORY_MB", 1024, minimum=64)
+# the CPU a hosted bot's whole process tree may use at once (its control group's quota), in cores
+BOT_HOST_CPU_CORES = env_float(env, "CARAVANSERAI_BOT_HOST_CPU_CORES", 1.0, minimum=0.01)
 BOT_HOST_PROCESS_LIMIT = env_int(env, "CARAVANSERAI_BOT_HOST_NPROC", 64, minimum=4)
 BOT_HOST_FILE_MB = env_int(env, "CARAVANSERAI_BOT_HOST_FILE_MB", 16, minimum=1)
 BOT_HOST_TMP_MB = env_int(env, "CARAVANSERAI_BOT_HOST_TMP_MB", 64, minimum=1)
