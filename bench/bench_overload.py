@@ -13,19 +13,22 @@ on the 2-player Expedition ladder alone, no house bots, so the bots' slots fill 
 OVERLOAD_SLOTS threads and nothing should wait (its queued peak is reported). capacity = slots x 60 / mean
 match duration (started -> finished).
 
-Overload (OVERLOAD_SECONDS, default 300): as many bots again connect (2 x OVERLOAD_SLOTS bots of capacity 2:
-twice the calibration's remote slots, which alone would fill twice the worker's threads) and the 3-player
-ladder opens with house bots allowed, the fast ones (random, greedy) retired for the phase so that its house
-seats are the searching ones (`search`, `mcts:120`; pairing takes remote bots before house bots and a fast
-house bot before a slow one). So matchmaking always has more tables to start than the worker and the search
-pool can hold. Reported: matches created, started and finished in the phase; matches waiting (QUEUED) at its
+Overload (OVERLOAD_SECONDS, default 300): OVERLOAD_BOTS bots of capacity 2 in all (default 3 x
+OVERLOAD_SLOTS) and the 3-player ladder opens. Twice the calibration's bots was not enough: the bots' slots
+are held by their tables while those wait, and a bot on two ladders has at most one slot on each, so a 300 s
+run with 2 x slots bots kept only 5.0 tables in flight for 4 threads on average (1.3 x). What the stack was
+actually offered is measured: tables in flight (running + waiting) against the worker's slots, and the share
+of the time a table was waiting. The 3-player ladder has house bots allowed, the fast ones (random, greedy)
+retired for the phase so that its house seats are the searching ones (`search`, `mcts:120`; pairing takes
+remote bots before house bots and a fast house bot before a slow one). The aim: matchmaking always has more
+tables to start than the worker and the search pool can hold. Reported: matches created, started and finished in the phase; matches waiting (QUEUED) at its
 end and at peak; the start wait (created -> started_at) p50/p95 of those started, and the age of those still
 waiting; the worker's busy slots; the search seats in flight at peak against CARAVANSERAI_SEARCH_SEATS; and the
 faults charged to bots, by cause (timeouts of remote bots, any fault of a house seat, forfeits). The bots
 answer in 0.1 s of a 5 s clock, so every fault in this run is the server's: the goal is 0 of each.
 
 Results: bench/results/overload.json. Environment: OVERLOAD_SECONDS (300), OVERLOAD_CALIBRATION_SECONDS (120),
-OVERLOAD_SLOTS (4), OVERLOAD_THINK (0.1). It must not change ladder code or settings: it writes only to its
+OVERLOAD_SLOTS (4), OVERLOAD_BOTS (3 x slots), OVERLOAD_THINK (0.1). It must not change ladder code or settings: it writes only to its
 own stack's fresh database (which ladders and house bots are active in each phase), its temporary directory
 and its results file.
 """
@@ -150,8 +153,10 @@ class Sampler:
                 " AND m.status IN ('NEW', 'QUEUED', 'RUNNING')",
             )[0][0]
         )
+        counts["IN_FLIGHT"] = counts["NEW"] + counts["QUEUED"] + counts["RUNNING"]
+        counts["WAITING_SAMPLES"] = int(counts["NEW"] + counts["QUEUED"] > 0)
         self.samples += 1
-        for key in ("NEW", "QUEUED", "RUNNING", "SEARCH_SEATS"):
+        for key in ("NEW", "QUEUED", "RUNNING", "SEARCH_SEATS", "IN_FLIGHT", "WAITING_SAMPLES"):
             self.peak[key] = max(self.peak[key], counts[key])
             self.total[key] += counts[key]
 
@@ -276,6 +281,9 @@ def overload_figures(
         "running_peak": sampler.peak["RUNNING"],
         "running_mean": sampler.mean("RUNNING"),
         "queued_mean": sampler.mean("QUEUED"),
+        "tables_in_flight_mean": sampler.mean("IN_FLIGHT"),
+        "tables_in_flight_peak": sampler.peak["IN_FLIGHT"],
+        "share_of_time_with_a_table_waiting": sampler.mean("WAITING_SAMPLES"),
         "search_seats_peak": sampler.peak["SEARCH_SEATS"],
         "search_seats_limit": SEARCH_SEATS,
         **wait_figures(rows, stack.now_db()),
@@ -327,6 +335,9 @@ def main() -> int:
     overload_s = env_number("OVERLOAD_SECONDS", 300)
     calibrate_s = env_number("OVERLOAD_CALIBRATION_SECONDS", 120)
     slots = int(env_number("OVERLOAD_SLOTS", 4))
+    bots = int(env_number("OVERLOAD_BOTS", 3 * slots))
+    if bots < 2 * slots:
+        raise SystemExit(f"OVERLOAD_BOTS must be at least twice OVERLOAD_SLOTS ({2 * slots}), not {bots}")
     think = env_number("OVERLOAD_THINK", 0.1)
     data: dict[str, Any] = {
         "database": "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite",
@@ -339,7 +350,7 @@ def main() -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         stack = OverloadStack(
-            Path(tmp), workers=1, bots=2 * slots, bot_delay=think, bot_concurrency=BOT_CAPACITY,
+            Path(tmp), workers=1, bots=bots, bot_delay=think, bot_concurrency=BOT_CAPACITY,
             env=stack_env(slots),
         )  # fmt: skip
         try:
@@ -373,6 +384,10 @@ def report(data: dict[str, Any]) -> None:
         f"mean {o['running_mean']}; search seats peak {o['search_seats_peak']} / {o['search_seats_limit']}"
     )
     f = o["faults"]
+    print(
+        f"tables in flight (running + waiting) mean {o['tables_in_flight_mean']}, peak "
+        f"{o['tables_in_flight_peak']}; a table waiting {o['share_of_time_with_a_table_waiting']:.0%} of the time"
+    )
     print(
         f"faults charged to bots (goal 0, all server-caused): remote timeouts {f['remote_timeouts']}, "
         f"house seat faults {f['house_seat_faults']}, forfeits {f['forfeits']}; total {f['server_caused_total']}"
