@@ -74,6 +74,11 @@ def python_runtime(state_dir: Path, project_root: Path) -> Runtime:
     )
 
 
+# V8 reserves about 1 GiB of address space (its code range and heap cage) before a bot runs a line, and
+# aborts below about 750 MiB: beyond the bot's memory limit, which its cgroup enforces on what is used.
+NODE_RESERVED_BYTES = 1536 << 20
+
+
 def node_runtime(project_root: Path) -> Runtime | None:
     """The node runtime, or None when this machine has no node or the example's packages."""
     node = shutil.which("node")
@@ -89,6 +94,7 @@ def node_runtime(project_root: Path) -> Runtime | None:
             (str(project_root / "protos"), f"{SDK_DIR}/protos"),
         ),
         env={"NODE_PATH": f"{SDK_DIR}/node/node_modules"},
+        reserved_bytes=NODE_RESERVED_BYTES,
     )
 
 

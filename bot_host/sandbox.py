@@ -81,11 +81,13 @@ class Limits:
         """The bot's control group budget (its processes plus the sandbox's own few)."""
         return BotLimits(self.memory_bytes, self.processes + SANDBOX_PROCESSES, float(self.cpu_cores))
 
-    def prlimit_args(self) -> list[str]:
+    def prlimit_args(self, reserved_bytes: int = 0) -> list[str]:
+        """prlimit's options; a process's address space is the memory limit plus what the runtime reserves
+        without using it (`Runtime.reserved_bytes`: the cgroup bounds what is used)."""
         cpu = f"{self.cpu_seconds}:{self.cpu_seconds + 1}"
         return [
             f"--cpu={cpu}",
-            f"--as={self.memory_bytes}",
+            f"--as={self.memory_bytes + reserved_bytes}",
             f"--nproc={self.processes}",
             f"--fsize={self.file_bytes}",
             f"--nofile={self.open_files}",
@@ -102,6 +104,7 @@ class Runtime:
     command: tuple[str, ...]
     binds: tuple[tuple[str, str], ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    reserved_bytes: int = 0  # address space each process reserves before it runs a line, never used
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ def sandbox_argv(spec: SandboxSpec) -> list[str]:
         *_binds(spec),
         "--",
         spec.prlimit,
-        *spec.limits.prlimit_args(),
+        *spec.limits.prlimit_args(spec.runtime.reserved_bytes),
         "--",
         *drop,
         *spec.runtime.command,

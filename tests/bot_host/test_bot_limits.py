@@ -29,9 +29,8 @@ RUNTIMES = ["python", "node"]
 # A node process runs about a dozen threads (V8's and libuv's), and the process limit counts threads:
 # four node processes need more than the suite's 32.
 NODE_PROCESSES = 96
-# Node reserves about 1 GiB of address space before it runs a line (V8's code range), and the bot's
-# memory limit is also each process's RLIMIT_AS: a Node bot needs a limit above that. Eight children of
-# 200 MiB (1.6 GiB) under 1.25 GiB, each alone far below it.
+# Eight node children of 200 MiB (1.6 GiB) under 1.25 GiB, each alone far below it (each node process's
+# address space is the limit plus the 1.5 GiB V8 reserves unused: `NODE_RESERVED_BYTES`).
 NODE_MEMORY, NODE_CHILDREN, NODE_CHILD_MIB = 1280 << 20, 8, 200
 
 
@@ -114,3 +113,18 @@ def test_a_hosted_bot_keeps_its_clock_next_to_a_spinner_and_the_hostile_example(
     for attacker in (SPINNER, HOSTILE):
         assert rig.host.running[attacker].cgroup.cpu_usage_ns() > 0
     assert rig.host.running[PLAYER].process.crashes == 0
+
+
+def test_a_node_bot_plays_under_a_memory_limit_below_what_v8_reserves(rig: HostRig) -> None:
+    """A process's address space is the bot's memory limit plus what its runtime reserves unused: a Node bot
+    under 256 MiB starts and plays (with the address space capped at the memory limit, node aborts before
+    its first line below about 750 MiB), while the group holds what it uses."""
+    if "node" not in rig.host.runtimes:
+        pytest.skip("this machine has no node runtime (node and clients/node/node_modules)")
+    rig.with_limits(limits_for("node", memory_bytes=MEMORY))
+    rig.source.add(PLAYER, example_archive("node"))
+    assert rig.until(lambda: rig.connected(PLAYER)), rig.log(PLAYER)
+    seat = RemoteSeat(str(PLAYER), f"hosted-{PLAYER}", rig.registry)
+    record = run_match(GAME, 2, 95, [seat, house(96)], time_control=CLOCK)
+    assert record.result is not None and record.faults == [], record.faults
+    assert rig.host.running[PLAYER].cgroup.memory_peak_bytes() <= MEMORY
