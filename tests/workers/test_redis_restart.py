@@ -26,8 +26,12 @@ pytestmark = pytest.mark.slow
 
 CELERY = [PYTHON, "-m", "celery", "-A", "workers.celery_app"]
 WORKERS = ("worker", "scheduler")  # the Celery workers; beat is checked by the matches it has made since
-# The sweep's resend of QUEUED matches stays at its default (300 s): a match whose retry was due while Redis
-# was away waits for the broker to publish it, so none of them needs the sweep to be played again.
+ENV = {
+    # A match whose message Redis lost (a task in flight at the kill, or acknowledged and then requeued by
+    # no one) is left QUEUED with no message: the sweep sends it again after this (300 s by default). A
+    # retry due while Redis was away waits for the broker instead (`RETRY_PUBLISH_POLICY`, tested below).
+    "CARAVANSERAI_QUEUED_RESEND_SECONDS": "5",
+}
 
 
 def start_procfile_celery(stack: Stack) -> None:
@@ -58,7 +62,7 @@ def stack_and_redis(
 ) -> Iterator[tuple[Stack, RedisServer]]:
     server = RedisServer(tmp_path / "redis", persistent=request.param).start()
     monkeypatch.setenv("REDIS_URL", server.url)
-    stack = Stack(tmp_path / "stack", workers=0, beat=False, bot_delay=0.05, bot_concurrency=8)
+    stack = Stack(tmp_path / "stack", workers=0, beat=False, bot_delay=0.05, bot_concurrency=8, env=ENV)
     try:
         stack.prepare_database()
         stack.start_gateway()
