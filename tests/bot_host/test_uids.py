@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import subprocess
+import time
 from dataclasses import replace
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
@@ -17,7 +18,15 @@ import pyseccomp
 import pytest
 
 from bot_host.host import BotHost, HostSettings
-from bot_host.uids import HELPER_PYTHONS, SETPRIV, UidError, UidPool, _keyctl_number, _start_time
+from bot_host.uids import (
+    HELPER_PYTHONS,
+    SETPRIV,
+    UidError,
+    UidPool,
+    _keyctl_number,
+    _start_time,
+    uids_in_use,
+)
 from tests.bot_host.conftest import FakeSource, HostRig, example_archive
 
 FIRST = 64000
@@ -25,6 +34,13 @@ FIRST = 64000
 
 def as_uid(uid: int, *command: str) -> list[str]:
     return [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *command]
+
+
+def running_as(uid: int, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while uid not in uids_in_use():
+        assert time.monotonic() < deadline, f"no process runs as uid {uid} after {seconds:g}s"
+        time.sleep(0.01)
 
 
 def allocate_many(directory: str, got: Queue[list[int]], barrier: Barrier) -> None:
@@ -51,6 +67,7 @@ def test_a_uid_is_not_handed_out_while_a_process_of_it_lives(tmp_path: Path) -> 
     pool = UidPool(FIRST + 100, 2, directory=tmp_path, temp_dirs=())
     survivor = subprocess.Popen(as_uid(FIRST + 100, "/bin/sleep", "600"))
     try:
+        running_as(FIRST + 100)  # setpriv has switched to the uid (until then the process is root's)
         assert pool.allocate() == FIRST + 101  # FIRST + 100 still has a process (no host holds it)
         with pytest.raises(UidError, match="in use"):
             pool.allocate()
