@@ -8,23 +8,10 @@ from django.core.exceptions import ValidationError
 
 from ladder.bots import selectors, services
 from ladder.bots.models import Bot
-from ladder.bots.signals import bot_token_revoked
 from ladder.hosting.services import hosted_bot_set_enabled, hosted_version_upload
 from tests.ladder.hosting.test_uploads import good
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def revocations():
-    seen: list[int] = []
-
-    def receiver(sender, bot_id, **kwargs):
-        seen.append(bot_id)
-
-    bot_token_revoked.connect(receiver)
-    yield seen
-    bot_token_revoked.disconnect(receiver)
 
 
 def _identity(token: str) -> int | None:

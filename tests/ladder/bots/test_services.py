@@ -9,21 +9,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from ladder.bots import selectors, services
 from ladder.bots.models import Bot
-from ladder.bots.signals import bot_token_revoked
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def revocations():
-    seen: list[int] = []
-
-    def receiver(sender, bot_id, **kwargs):
-        seen.append(bot_id)
-
-    bot_token_revoked.connect(receiver)
-    yield seen
-    bot_token_revoked.disconnect(receiver)
 
 
 def test_create_stores_only_the_token_hash(user):
