@@ -260,6 +260,15 @@ def _within_time(
     return False
 
 
+def _record_clock(
+    record: MatchRecord, request: DecisionRequest, measured: float, bank: list[float], clocked: bool
+) -> None:
+    """Keep what a decision took (the seat's own time, as charged) and the bank it left, for viewers."""
+    seconds = max(0.0, _charged_seconds(request, measured))
+    left = round(bank[request.seat], 3) if clocked else None
+    record.clocks[request.step] = [round(seconds, 4), left]
+
+
 def _ask(
     state: GameState,
     seat: Seat,
@@ -295,12 +304,16 @@ def _ask(
         if fault.kind == "timeout":
             bank[seat_index] = 0.0  # the seat was given its decision time plus the whole bank
         _record_fault(record, Fault(seat_index, step, fault.kind, fault.reason, forfeit=forfeit))
+        _record_clock(record, request, clock() - started, bank, seat.clocked)
         return None
     except Exception as exc:  # a house policy bug is the bot's fault, never the match's end
         _record_fault(record, Fault(seat_index, step, "crash", f"{type(exc).__name__}: {exc}"))
+        _record_clock(record, request, clock() - started, bank, seat.clocked)
         return None
     measured = clock() - started
-    if seat.clocked and not _within_time(request, measured, bank, time_control):
+    in_time = not seat.clocked or _within_time(request, measured, bank, time_control)
+    _record_clock(record, request, measured, bank, seat.clocked)
+    if not in_time:
         reason = f"answered after {_charged_seconds(request, measured):.2f}s with the time bank spent"
         _record_fault(record, Fault(seat_index, step, "timeout", reason))
         return None

@@ -63,6 +63,9 @@ class MatchRecord:
     # reason; only written to JSON when there are any
     incidents: list[dict[str, Any]] = field(default_factory=list)
     revision: int | None = None  # the game's rules revision; None: its current one (a match being played)
+    # per decision asked (step -> [seconds the seat used, its time bank left after, or None if unclocked]);
+    # measured, so not part of the replay: only written to JSON when there are any
+    clocks: dict[int, list[float | None]] = field(default_factory=dict)
 
     @property
     def rules_revision(self) -> int:
@@ -92,6 +95,8 @@ class MatchRecord:
             data["incidents"] = [dict(i) for i in self.incidents]
         if self.rules_revision != 1:
             data["revision"] = self.rules_revision
+        if self.clocks:
+            data["clocks"] = {str(step): list(c) for step, c in sorted(self.clocks.items())}
         return data
 
     @staticmethod
@@ -117,6 +122,7 @@ class MatchRecord:
                 forfeits=[int(s) for s in data.get("forfeits") or []],
                 incidents=[dict(i) for i in data.get("incidents") or []],
                 revision=int(data.get("revision", 1)),
+                clocks={int(k): _clock(v) for k, v in (data.get("clocks") or {}).items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"malformed match record: {exc!r}") from exc
@@ -142,6 +148,11 @@ class MatchRecord:
         except OSError as exc:
             raise RecordError(f"cannot read {path}: {exc.strerror}") from exc
         return MatchRecord.loads(text)
+
+
+def _clock(value: Any) -> list[float | None]:
+    seconds, bank = value
+    return [float(seconds), None if bank is None else float(bank)]
 
 
 def _seat_json(seat: SeatInfo) -> dict[str, Any]:
