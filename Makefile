@@ -21,7 +21,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,envs]'
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e clients/python
 	touch $@
 
