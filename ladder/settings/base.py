@@ -17,7 +17,8 @@ DJANGO_SETTINGS_MODULE of every entry point: manage.py, wsgi/asgi, Celery, the g
 - LADDER_GATEWAY_PUBLIC_ADDR: the engine gateway's address as bots reach it (host:port), shown on a bot's
   token page in its connect commands (default "127.0.0.1:50051", the local gateway).
 - LADDER_PRACTICE_MAX_OPEN (unfinished practice matches per user, 3), LADDER_PRACTICE_HOUSE_POLICIES
-  (the house bots a practice match may seat: random,greedy,search).
+  (the house bots a practice match may seat: random,greedy,search), LADDER_PRACTICE_MAX_WAIT_SECONDS (how
+  long a practice match waits for a free slot of its bots before it is called off, 3600).
 
 Every variable is read by `engine_service.settings_env` (typed, blank means the default, a malformed value
 stops the process with an error naming the variable), each default written once, here.
@@ -245,6 +246,7 @@ LADDER_GATEWAY_PUBLIC_ADDR = env_str(env, "LADDER_GATEWAY_PUBLIC_ADDR", "127.0.0
 # Practice matches (`ladder.matches.practice`): how many one user may have unfinished, and the house bots
 # they may seat.
 LADDER_PRACTICE_MAX_OPEN = env_int(env, "LADDER_PRACTICE_MAX_OPEN", 3, minimum=0)
+LADDER_PRACTICE_MAX_WAIT_SECONDS = env_int(env, "LADDER_PRACTICE_MAX_WAIT_SECONDS", 3600, minimum=60)
 LADDER_PRACTICE_HOUSE_POLICIES = tuple(
     env_list(env, "LADDER_PRACTICE_HOUSE_POLICIES", "random,greedy,search")
 )
