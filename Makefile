@@ -39,7 +39,7 @@ test: install lint ## lint, then the whole suite on PostgreSQL + Redis, then the
 lint: install ## ruff (lint and format check) and mypy, strict, over every layer (pyproject.toml: relaxations)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy engine_service ladder workers bot_host
+	$(BIN)/mypy engine_service ladder workers bot_host pairing
 
 .PHONY: format
 format: install ## apply ruff's fixes and formatting

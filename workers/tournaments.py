@@ -8,6 +8,9 @@ tournament and does nothing while a round is unfinished), so a callback delivere
 sweep, never pairs a round twice. `sweep` (beat) advances any running tournament whose chord callback was
 lost (a worker killed, a match given up after its last attempt), so no tournament stalls.
 
+The task names are a contract: the ladder starts a tournament by sending `tournaments.start` by name
+(`ladder.tournaments.dispatch`), never importing this module.
+
 Layer: orchestration (thin tasks over `ladder.tournaments.services`).
 """
 

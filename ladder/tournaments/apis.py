@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from ladder.core.api import NewestFirstCursor
 from ladder.core.schema import cursor_page
-from ladder.tournaments import selectors, services
+from ladder.tournaments import dispatch, selectors, services
 from ladder.tournaments.models import Tournament, TournamentFormat
 
 
@@ -86,9 +86,7 @@ class TournamentCreateInputSerializer(serializers.Serializer[Any]):
 
 
 def _start(tournament_id: int) -> None:
-    from workers.tournaments import start_tournament
-
-    start_tournament.delay_on_commit(tournament_id)
+    dispatch.tournament_start(tournament_id=tournament_id)
 
 
 class TournamentListApi(APIView):

@@ -1,6 +1,6 @@
 """Tournament reads: list, detail, scores, standings and crosstable.
 
-Layer: selectors (keyword-only, typed, read only). Scoring is `workers.pairing` (pure): per match, a seat
+Layer: selectors (keyword-only, typed, read only). Scoring is `pairing.tournament` (pure): per match, a seat
 earns 1 per opponent finished ahead of, 1/2 per tie, divided by the number of opponents; a Swiss bye is
 worth 1/2. Standings order: points, then Buchholz (sum of the opponents' points), then wins, then seed.
 Only DONE matches count; an ERROR or CANCELLED match scores nothing for anyone.
@@ -20,7 +20,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from ladder.matches.models import Match, MatchStatus
 from ladder.tournaments.models import Tournament, TournamentMatch, TournamentStatus
-from workers.pairing import standings_table
+from pairing.tournament import standings_table
 
 BYE_POINTS = 0.5
 FINAL = (MatchStatus.DONE, MatchStatus.ERROR, MatchStatus.CANCELLED)

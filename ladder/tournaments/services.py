@@ -38,7 +38,7 @@ from ladder.tournaments.models import (
     TournamentRound,
     TournamentStatus,
 )
-from workers.pairing import pair_key, round_robin_rounds, swiss_round
+from pairing.tournament import pair_key, round_robin_rounds, swiss_round
 
 log = logging.getLogger(__name__)
 
