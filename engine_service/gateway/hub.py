@@ -48,7 +48,9 @@ Writer = Callable[[bot_pb2.ServerMessage | bytes], Awaitable[None]]
 Respond = Callable[[relay_pb2.DecisionReply], None]
 T = TypeVar("T")
 ENDED_MATCHES_KEPT = 256  # per session: late answers to these are STALE_REQUEST, not NOT_YOUR_SEAT
+REVOKED = "the bot's token was revoked (or replaced by a new one); connect with the bot's current token"
 REARM_MIN_SECONDS = 0.001  # a deadline timer left with less than this of the bot's time times out
+FATAL_WRITE_SECONDS = 1.0  # how long a stream being ended waits for its `Error{fatal}` to be written
 
 
 class Refusal(Exception):
@@ -222,6 +224,7 @@ class Session:
         self.resigned: set[str] = set()
         self.ended: OrderedDict[str, None] = OrderedDict()  # the last matches that ended on this stream
         self.closing: asyncio.Future[Close] = asyncio.get_running_loop().create_future()
+        self.fatal: Refusal | None = None  # set by `end()`: its Error is the last message of the stream
         self._writer = writer
         self._lock = asyncio.Lock()
 
@@ -230,17 +233,41 @@ class Session:
         return self.identity.bot_id
 
     async def send(self, message: bot_pb2.ServerMessage | bytes) -> None:
-        if self.closing.done():
-            raise SendFailed(self.closing.result().details)
+        self._check_open()
         async with self._lock:
+            self._check_open()
             await self._write(message)
 
     async def send_request(self, pending: Pending) -> None:
         """Write a decision request; its clock starts as it is written (after any write ahead of it)."""
+        self._check_open()
+        async with self._lock:
+            self._check_open()
+            await self._write(pending.start())
+
+    def _check_open(self) -> None:
+        """`SendFailed` once the stream is closing, or being ended (nothing may follow the fatal Error)."""
         if self.closing.done():
             raise SendFailed(self.closing.result().details)
-        async with self._lock:
-            await self._write(pending.start())
+        if self.fatal is not None:
+            raise SendFailed(self.fatal.message)
+
+    async def end(self, refusal: Refusal, *, gateway_shutdown: bool = False) -> None:
+        """End the stream for `refusal`, as BOTS.md promises: its `Error{fatal}` first (after any write in
+        flight, and as the stream's last message), then the same status. Until then no other close counts
+        (a read failing as the bot reacts, a half-close). A bot that does not take the Error within
+        FATAL_WRITE_SECONDS gets the status alone."""
+        if self.closing.done() or self.fatal is not None:
+            return
+        self.fatal = refusal
+        try:
+            async with asyncio.timeout(FATAL_WRITE_SECONDS), self._lock:
+                if not self.closing.done():
+                    await self._writer(refusal.to_error())
+        except Exception as exc:  # a write that failed or timed out: the status still follows
+            log.info("session %s: the fatal Error was not written: %r", self.session_id, exc)
+        finally:
+            self.request_close(refusal.code, refusal.message, gateway_shutdown=gateway_shutdown, force=True)
 
     async def _write(self, message: bot_pb2.ServerMessage | bytes) -> None:
         try:
@@ -256,7 +283,12 @@ class Session:
         *,
         gateway_shutdown: bool = False,
         goodbye: str | None = None,
+        force: bool = False,
     ) -> None:
+        """The stream ends with this status (the first request wins). While `end()` writes its Error only a
+        `force`d close counts: `end()`'s own, or the call's end (nothing can reach the bot then)."""
+        if self.fatal is not None and not force:
+            return
         if not self.closing.done():
             self.closing.set_result(Close(code, details, gateway_shutdown, goodbye))
 
@@ -299,6 +331,7 @@ class Hub:
         self._open_lock = asyncio.Lock()
         self._loop = asyncio.get_running_loop()
         self._revocation_cursor = -1
+        self._ending: set[asyncio.Future[None]] = set()  # `Session.end` tasks still writing their Error
         self.loop_lag = LoopLag(self._loop, on_stall=metrics.loop_stalled).start()
         self.admission = AdmissionMonitor()  # times the token checks and Hellos (admission.py)
         verifier.on_revoke(self._revoked_threadsafe)
@@ -362,6 +395,8 @@ class Hub:
         wanted = hello.max_concurrent_matches or 1
         capacity = max(1, min(wanted, identity.max_concurrent, self.config.max_matches_per_stream))
         async with self._open_lock:
+            if self.shutting_down:  # `shutdown()`/`drain()` took their list of streams: this one is not on it
+                raise _shutting_down("gateway shutting down; reconnect")
             existing = await asyncio.to_thread(sessions_for_bot, self.registry, identity.bot_id)
             count = len(
                 {s.session_id for s in existing} | {s.session_id for s in self._local(identity.bot_id)}
@@ -402,20 +437,23 @@ class Hub:
             games,
             capacity,
         )
-        await session.send(
-            bot_pb2.ServerMessage(
-                welcome=bot_pb2.Welcome(
-                    session_id=session.session_id,
-                    bot_id=identity.bot_id,
-                    bot_name=identity.name,
-                    games=games,
-                    max_concurrent_matches=capacity,
-                    limits=self.limits(),
-                    server_time_unix_ms=now_ms(),
-                    gateway_id=self.gateway_id,
+        # a Welcome that cannot be written leaves the session closing (or being ended, its Error said): the
+        # caller waits for that close like any other
+        with contextlib.suppress(SendFailed):
+            await session.send(
+                bot_pb2.ServerMessage(
+                    welcome=bot_pb2.Welcome(
+                        session_id=session.session_id,
+                        bot_id=identity.bot_id,
+                        bot_name=identity.name,
+                        games=games,
+                        max_concurrent_matches=capacity,
+                        limits=self.limits(),
+                        server_time_unix_ms=now_ms(),
+                        gateway_id=self.gateway_id,
+                    )
                 )
             )
-        )
         return session
 
     def _local(self, bot_id: str) -> list[Session]:
@@ -423,7 +461,7 @@ class Hub:
 
     async def close_session(self, session: Session) -> None:
         """Forget a stream: answer its open requests as disconnected and remove it from the registry."""
-        session.request_close(grpc.StatusCode.CANCELLED, "stream ended")
+        session.request_close(grpc.StatusCode.CANCELLED, "stream ended", force=True)
         close = session.closing.result()
         if self.sessions.pop(session.session_id, None) is None:
             return
@@ -702,10 +740,21 @@ class Hub:
             self._loop.call_soon_threadsafe(self.revoke, bot_id)
 
     def revoke(self, bot_id: str) -> None:
-        """Drop every stream of a bot at once (UNAUTHENTICATED)."""
+        """Drop every stream of a bot at once: `Error{fatal, UNAUTHENTICATED}`, then the status. A rotated
+        token is revoked too (the ladder announces both alike)."""
+        refusal = Refusal(
+            grpc.StatusCode.UNAUTHENTICATED,
+            bot_pb2.ERROR_REASON_UNAUTHENTICATED,
+            REVOKED,
+        )
         for session in self._local(bot_id):
-            with contextlib.suppress(Exception):
-                session.request_close(grpc.StatusCode.UNAUTHENTICATED, "the bot's token was revoked")
+            self._end(session, refusal)
+
+    def _end(self, session: Session, refusal: Refusal, *, gateway_shutdown: bool = False) -> None:
+        """`Session.end` in a task of its own (held until done): say why, then end the stream."""
+        task = asyncio.ensure_future(session.end(refusal, gateway_shutdown=gateway_shutdown))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
 
     async def heartbeat_loop(self) -> None:
         """Refresh this gateway's sessions in the registry and apply revocations published there."""
@@ -760,27 +809,26 @@ class Hub:
                 self._move(session)
 
     def _move(self, session: Session) -> None:
-        session.request_close(
-            grpc.StatusCode.UNAVAILABLE, "gateway draining; reconnect", gateway_shutdown=True
-        )
+        self._end(session, _shutting_down("gateway draining; reconnect"), gateway_shutdown=True)
 
     async def shutdown(self) -> None:
         """Close every stream with UNAVAILABLE (reconnect elsewhere) and leave the registry."""
         self.shutting_down = True
-        refusal = Refusal(
-            grpc.StatusCode.UNAVAILABLE,
-            bot_pb2.ERROR_REASON_SHUTTING_DOWN,
-            "gateway shutting down; reconnect",
-        )
-        for session in list(self.sessions.values()):
-            with contextlib.suppress(SendFailed):
-                await asyncio.wait_for(session.send(refusal.to_error()), 1.0)
-            session.request_close(grpc.StatusCode.UNAVAILABLE, refusal.message, gateway_shutdown=True)
+        refusal = _shutting_down("gateway shutting down; reconnect")
+        async with self._open_lock:  # a stream being opened is registered by now (later ones are refused)
+            sessions = list(self.sessions.values())
+        # every stream at once: a bot slow to read its Error holds back no other
+        await asyncio.gather(*(s.end(refusal, gateway_shutdown=True) for s in sessions))
+        await asyncio.gather(*self._ending, return_exceptions=True)
         for session in list(self.sessions.values()):
             await self.close_session(session)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.registry.drop_gateway, gateway_id=self.gateway_id)
         self.loop_lag.stop()
+
+
+def _shutting_down(message: str) -> Refusal:
+    return Refusal(grpc.StatusCode.UNAVAILABLE, bot_pb2.ERROR_REASON_SHUTTING_DOWN, message)
 
 
 def outcome_name(outcome: int) -> str:

@@ -30,7 +30,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from engine_service.gateway.auth import token_from_metadata
-from engine_service.gateway.hub import Hub, Pending, Refusal, SendFailed, Session
+from engine_service.gateway.hub import Hub, Pending, Refusal, Session
 from engine_service.gateway.protocol import (
     BOT_SERVICE,
     bot_pb2,
@@ -131,13 +131,11 @@ class BotServicer:
             with contextlib.suppress(Exception):
                 await context.write(refusal.to_error())
             await context.abort(refusal.code, refusal.message)
-        except SendFailed:
-            return
         reader = asyncio.create_task(self._read(context, session))
         try:
             close = await asyncio.shield(session.closing)  # the future itself must outlive a cancel
         except asyncio.CancelledError:
-            session.request_close(grpc.StatusCode.CANCELLED, CANCELLED)
+            session.request_close(grpc.StatusCode.CANCELLED, CANCELLED, force=True)
             raise
         finally:
             reader.cancel()
@@ -151,10 +149,7 @@ class BotServicer:
         try:
             while (message := await context.read()) is not grpc.aio.EOF:
                 if isinstance(message, Oversized):
-                    refusal = _oversized(message)
-                    with contextlib.suppress(SendFailed):
-                        await session.send(refusal.to_error())
-                    session.request_close(refusal.code, refusal.message)
+                    await session.end(_oversized(message))
                     return
                 if isinstance(message, Malformed):
                     refusal = Refusal(
@@ -162,9 +157,7 @@ class BotServicer:
                         bot_pb2.ERROR_REASON_MALFORMED_MESSAGE,
                         f"malformed message ({message.size} bytes): {message.error}",
                     )
-                    with contextlib.suppress(SendFailed):
-                        await session.send(refusal.to_error())
-                    session.request_close(refusal.code, refusal.message)
+                    await session.end(refusal)
                     return
                 await self.hub.handle(session, message)
             # a cancelled call's reads end too, and the cancellation follows: wait for it before saying
