@@ -1,5 +1,6 @@
-"""Replay endpoints: the referee's record, one frame, or a run of frames, re-simulated by the engine as a
-seat or as the spectator. Layer: API (thin); hidden-information rules live in `replays.selectors`."""
+"""Replay endpoints: the referee's record, one frame, a run of frames (re-simulated by the engine as a seat
+or as the spectator), the index of rounds and turns, the move list, and the live frame.
+Layer: API (thin); hidden-information rules live in `replays.selectors`."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ class FramesQuerySerializer(SeatQuerySerializer):
     start = serializers.IntegerField(required=False, min_value=0, default=0)
     count = serializers.IntegerField(
         required=False, min_value=1, max_value=selectors.MAX_FRAMES_PER_REQUEST, default=50
+    )
+
+
+class MovesQuerySerializer(serializers.Serializer[Any]):
+    start = serializers.IntegerField(required=False, min_value=0, default=0)
+    count = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=selectors.MAX_MOVES_PER_REQUEST,
+        default=selectors.MAX_MOVES_PER_REQUEST,
     )
 
 
@@ -98,6 +109,34 @@ class ReplayIndexApi(APIView):
             return Response(selectors.replay_index(match_id=match_id))
         except selectors.ReplayUnavailable as exc:
             raise NotFound(str(exc)) from exc
+
+
+class ReplayMovesApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("start", int), OpenApiParameter("count", int)],
+        responses=dict,
+        description="The move list of a finished match, paged: `moves` from `start` (move N leads from step N "
+        "to step N + 1), each with `seat`, `text` (the action in the game's words, never its id), `round`, "
+        "`turn`, `clock` ({seconds, bank}: the seat's time used, as charged, and its time bank left; bank "
+        "null for an unclocked house bot; null when not recorded) and `fault`; `scores` is every seat's "
+        "running score at every step (0 to `steps`), `score_label` what it counts.",
+    )
+    def get(self, request: Request, match_id: int) -> Response:
+        query = parse_query(MovesQuerySerializer, request)
+        try:
+            return Response(
+                selectors.replay_moves(
+                    match_id=match_id,
+                    start=query.get("start", 0),
+                    count=query.get("count", selectors.MAX_MOVES_PER_REQUEST),
+                )
+            )
+        except selectors.ReplayUnavailable as exc:
+            raise NotFound(str(exc)) from exc
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
 
 
 class LiveFrameApi(APIView):

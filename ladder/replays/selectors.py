@@ -3,20 +3,32 @@
 Layer: selectors (read-only). Hidden information: a seat's frame is that seat's observation only; the
 spectator sees every hand only for a finished (DONE) match, never while it runs, and a replay is held back
 while another match with its seed is unfinished (`match_secrets_revealed`). Frames are never stored.
+
+Beside the engine's frames: each frame's `clocks` (every seat's last decision time and bank left, from the
+record's measured clocks) and `scores` (the public running score of each seat), and the move list
+(`replay_moves`: every action in the game's words with its seat, round, turn, clock and the scores after it),
+built in one re-simulation per match and cached. The move list's words are the spec's `describe_action`,
+which names no hidden choice; it carries no action ids.
 """
 
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from engine_service.referee import MatchRecord, frame_with_words, frames, match_index
+from engine_service.games import GameState, get_game
+from engine_service.referee import MatchRecord, frame_with_words, frames, match_index, replay
+from engine_service.referee.replay import apply_recorded
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.selectors import match_live_watchable, match_secrets_revealed
 from ladder.replays.models import LiveProgress, Replay
 
 MAX_FRAMES_PER_REQUEST = 200
+MAX_MOVES_PER_REQUEST = 1000
+DRAGONDA_WIN_XP = 51  # a victory condition of Dragonda (its rules' WIN_XP), read here from the public view
 
 
 class ReplayUnavailable(LookupError):
@@ -64,6 +76,7 @@ def replay_frame(*, match_id: int, step: int, seat: int | None = None) -> dict[s
     frame = frame_with_words(record, step, seat, reveal=seat is None and _reveal(row.match))
     frame["seat"] = seat
     frame["steps"] = record.steps
+    _add_clocks_and_scores(match_id, row.sha256, record, frame)
     return frame
 
 
@@ -77,6 +90,8 @@ def replay_frames(*, match_id: int, start: int, count: int, seat: int | None = N
         raise ValueError(f"count must be 1-{MAX_FRAMES_PER_REQUEST}")
     reveal = seat is None and _reveal(row.match)
     run = frames(record, start=start, count=count, seat=seat, reveal=reveal)
+    for frame in run:
+        _add_clocks_and_scores(match_id, row.sha256, record, frame)
     return {"start": start, "steps": record.steps, "seat": seat, "revealed": reveal, "frames": run}
 
 
@@ -89,6 +104,120 @@ def replay_index(*, match_id: int) -> dict[str, Any]:
 @lru_cache(maxsize=64)
 def _index(match_id: int, sha256: str) -> dict[str, Any]:
     return match_index(_parsed(match_id, sha256))
+
+
+def replay_moves(*, match_id: int, start: int = 0, count: int = MAX_MOVES_PER_REQUEST) -> dict[str, Any]:
+    """Up to `count` moves from move `start` (move N is the action that leads from step N to step N + 1):
+    each in words with its seat, round, turn, clock and whether it was a fault's fallback; `scores` is the
+    series over every step (0 to the last), `score_label` what it counts (None: the game has no score)."""
+    row = _replay_row(match_id)
+    moves = _moves(match_id, row.sha256)
+    if not 0 <= start <= moves["steps"]:
+        raise ValueError(f"start {start} is outside this match (0-{moves['steps']})")
+    if not 1 <= count <= MAX_MOVES_PER_REQUEST:
+        raise ValueError(f"count must be 1-{MAX_MOVES_PER_REQUEST}")
+    return {
+        "steps": moves["steps"],
+        "start": start,
+        "score_label": moves["score_label"],
+        "scores": moves["scores"],
+        "moves": moves["moves"][start : start + count],
+    }
+
+
+def _add_clocks_and_scores(match_id: int, sha256: str, record: MatchRecord, frame: dict[str, Any]) -> None:
+    """A frame's `clocks` (per seat: its last decision before this step, seconds used and bank left, and
+    the next decision's own clock on `next_action`) and `scores` (the public running score per seat)."""
+    step = frame["step"]
+    marks = _clock_marks(match_id, sha256)
+    clocks: list[dict[str, Any] | None] = []
+    for steps, entries in marks:
+        at = bisect_left(steps, step) - 1
+        clocks.append(None if at < 0 else {"step": steps[at], **entries[at]})
+    frame["clocks"] = clocks
+    if frame.get("next_action") is not None:
+        frame["next_action"]["clock"] = _clock_json(record.clocks.get(step))
+    frame["scores"] = _moves(match_id, sha256)["scores"][step]
+
+
+def _clock_json(entry: list[float | None] | None) -> dict[str, float | None] | None:
+    return None if entry is None else {"seconds": entry[0], "bank": entry[1]}
+
+
+@lru_cache(maxsize=64)
+def _clock_marks(match_id: int, sha256: str) -> list[tuple[list[int], list[dict[str, Any]]]]:
+    """Per seat, the steps of its timed decisions in order and their clocks (for a bisect per frame)."""
+    record = _parsed(match_id, sha256)
+    marks: list[tuple[list[int], list[dict[str, Any]]]] = [([], []) for _ in range(record.num_players)]
+    for step in sorted(record.clocks):
+        seat = record.actions[step][0] if step < record.steps else None
+        if seat is not None and 0 <= seat < record.num_players:
+            marks[seat][0].append(step)
+            marks[seat][1].append(_clock_json(record.clocks[step]) or {})
+    return marks
+
+
+ScoreReader = Callable[[Mapping[str, Any]], list[int]]
+
+
+def _vp(view: Mapping[str, Any]) -> list[int]:
+    return [int(r.get("vp", 0)) for r in view["res"]]
+
+
+def _gold(view: Mapping[str, Any]) -> list[int]:
+    return [int(p.get("gold", 0)) for p in view["players"]]
+
+
+def _conditions(view: Mapping[str, Any]) -> list[int]:
+    return [(1 if p["xp"] >= DRAGONDA_WIN_XP else 0) + len(p["visited"]) for p in view["players"]]
+
+
+# What each game's running score is, read from the public (spectator) view: its label and reader.
+SCORES: dict[str, tuple[str, ScoreReader]] = {
+    "expedition": ("gold", _gold),
+    "voyages": ("victory points", _vp),
+    "mp2": ("victory points", _vp),
+    "dragonda": ("victory conditions met (of 6)", _conditions),
+}
+
+
+def _score_reader(game_id: str) -> tuple[str | None, ScoreReader | None]:
+    label, reader = SCORES.get(game_id.rsplit("-v", 1)[0], (None, None))
+    return label, reader
+
+
+def _scores_now(state: GameState, reader: ScoreReader | None) -> list[int] | None:
+    if state.is_over():
+        return list(state.result().scores)
+    return reader(state.spectator_view(reveal=False)) if reader else None
+
+
+@lru_cache(maxsize=64)
+def _moves(match_id: int, sha256: str) -> dict[str, Any]:
+    """Every move of the match in words and the score series: one re-simulation, cached per process."""
+    record = _parsed(match_id, sha256)
+    spec = get_game(record.game_id)
+    label, reader = _score_reader(record.game_id)
+    state = replay(record, upto=0)
+    scores = [_scores_now(state, reader)]
+    moves: list[dict[str, Any]] = []
+    for step, (seat, action_id) in enumerate(record.actions):
+        progress = spec.progress(state)
+        text = spec.describe_action(state, seat, action_id)
+        apply_recorded(state, seat, action_id)
+        scores.append(_scores_now(state, reader))
+        moves.append(
+            {
+                "step": step,
+                "seat": seat,
+                "text": text,
+                "round": progress.round,
+                "turn": progress.turn,
+                "clock": _clock_json(record.clocks.get(step)),
+                "fault": any(f.step == step and f.seat == seat for f in record.faults),
+            }
+        )
+    return {"steps": record.steps, "score_label": label, "scores": scores, "moves": moves}
 
 
 def live_frame(*, match_id: int) -> dict[str, Any]:
@@ -138,4 +267,6 @@ def _live(
     )
     frame = frame_with_words(record, len(actions), None, reveal=False)
     frame["result"] = None  # the result comes with the replay, once the match is recorded
+    _label, reader = _score_reader(game_id)
+    frame["scores"] = reader(frame["view"]) if reader else None
     return frame
