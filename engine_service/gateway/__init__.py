@@ -2,10 +2,11 @@
 
 Layer: I/O at the edge of the engine service (grpc.aio). It authenticates bots (behind `auth.TokenVerifier`),
 records sessions in the registry (which gateway holds which bot), and serves the internal relay that the
-worker-side `RemoteSeat` calls. It never runs a match loop (that is the referee's, in workers), never imports
-Django at module level (only `django_auth` does, lazily), and holds no game rules.
+worker-side `RemoteSeat` calls. It never runs a match loop (that is the referee's, in workers), imports no
+Django and nothing of `ladder` (the ladder's verifier is a plug-in named in the configuration, `verifiers`),
+and holds no game rules.
 
-Modules: `protocol` (generated stubs and conversions), `config` (environment), `auth`, `registry`, `hub`
+Modules: `protocol` (generated stubs and conversions), `config` (environment), `auth`, `verifiers`, `registry`, `hub`
 (sessions and relay logic as plain async code), `servicers` (thin gRPC adapters), `server` (entry point,
 health, reflection), `remote_seat` (the referee's seat in a worker process), `local` (local test runner).
 """

@@ -1,9 +1,16 @@
 """Bot authentication behind a small interface: a token in, a `BotIdentity` (or None) out.
 
-Layer: gateway. `InMemoryVerifier` serves tests and local runs (tokens kept only as SHA-256 digests);
-`django_auth.DjangoVerifier` asks the ladder's bot records. A verifier never raises for a bad token: it
-returns None and the gateway refuses with UNAUTHENTICATED. Revocation is pushed, not polled: a verifier
-calls the listeners registered with `on_revoke` and the gateway drops the bot's streams at once.
+Layer: gateway; the interface is the gateway's own, and it imports no Django and nothing of `ladder`.
+`InMemoryVerifier` serves tests and local runs (tokens kept only as SHA-256 digests); deployments plug a
+verifier in by configuration (`verifiers.load_verifier`, CARAVANSERAI_GATEWAY_VERIFIER: the ladder's bot
+records by default, `ladder.bots.gateway_auth`). A verifier never raises for a bad token: it returns None and
+the gateway refuses with UNAUTHENTICATED.
+
+Revocations reach the gateway two ways: pushed in-process (a verifier calls the listeners registered with
+`on_revoke`, and the gateway drops the bot's streams at once), and through the session registry's
+revocation feed (`publish_revocation` where the revocation is made, `revocations_since` polled by every
+gateway's hub, which then calls the verifier's optional `forget(bot_id)`). A verifier may also have a
+blocking `warm_up()`, which the gateway runs off its event loop once it serves.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ written once, as a `GatewayConfig` field); no I/O beyond that.
 | CARAVANSERAI_RELAY_ADVERTISE | the relay address | the relay address workers are told (registry) |
 | CARAVANSERAI_RELAY_DECISIONS_ADDR | the relay's host, port 0 | where workers send decisions (internal, framed TCP); port 0: any free port |
 | CARAVANSERAI_RELAY_DECISIONS_ADVERTISE | the advertised relay's host, the port bound | the decision address workers are told (registry) |
-| CARAVANSERAI_GATEWAY_AUTH | django | `django` (ladder bot records) or `file:PATH` (JSON dev tokens) |
+| CARAVANSERAI_GATEWAY_AUTH | django | `django` (the verifier CARAVANSERAI_GATEWAY_VERIFIER names) or `file:PATH` (JSON dev tokens) |
+| CARAVANSERAI_GATEWAY_VERIFIER | ladder.bots.gateway_auth:gateway_verifier | the `module:factory` that makes the verifier for `django` (resolved at start; the ladder's bot records by default) |
 | REDIS_URL | unset | Redis session registry; unset: SQLite file |
 | CARAVANSERAI_REGISTRY_PATH | var/gateway-registry.sqlite3 | the embedded registry (project root) |
 | CARAVANSERAI_REGISTRY_PREFIX | cvs:gw | Redis key prefix |
@@ -34,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from engine_service.gateway.verifiers import SPEC as VERIFIER_SPEC
 from engine_service.settings_env import EnvError, env_float, env_int, env_str
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +70,18 @@ def _address(env: Mapping[str, str], name: str) -> str:
     return raw
 
 
+# Named, never imported here: the gateway knows the ladder only through this configured plug-in
+DEFAULT_VERIFIER = "ladder.bots.gateway_auth:gateway_verifier"
+
+
+def _verifier(env: Mapping[str, str], default: str) -> str:
+    name = "CARAVANSERAI_GATEWAY_VERIFIER"
+    raw = env_str(env, name, default)
+    if not VERIFIER_SPEC.match(raw):
+        raise ConfigError(f"{name} must be module.path:factory, not {raw!r}")
+    return raw
+
+
 EVENT_LOOPS = ("uvloop", "asyncio")
 
 
@@ -87,6 +101,7 @@ class GatewayConfig:
     decisions_address: str = ""
     decisions_advertise: str = ""
     auth: str = "django"
+    verifier: str = DEFAULT_VERIFIER
     redis_url: str | None = None
     registry_path: Path = field(default_factory=lambda: PROJECT_ROOT / "var" / "gateway-registry.sqlite3")
     registry_prefix: str = "cvs:gw"
@@ -132,6 +147,7 @@ class GatewayConfig:
             decisions_address=_address(env, "CARAVANSERAI_RELAY_DECISIONS_ADDR"),
             decisions_advertise=_address(env, "CARAVANSERAI_RELAY_DECISIONS_ADVERTISE"),
             auth=env_str(env, "CARAVANSERAI_GATEWAY_AUTH", d.auth),
+            verifier=_verifier(env, d.verifier),
             redis_url=env_str(env, "REDIS_URL", "") or None,
             registry_path=Path(env_str(env, "CARAVANSERAI_REGISTRY_PATH", str(d.registry_path))),
             registry_prefix=env_str(env, "CARAVANSERAI_REGISTRY_PREFIX", d.registry_prefix),

@@ -52,6 +52,7 @@ from engine_service.gateway.hub import Hub
 from engine_service.gateway.protocol import BOT_SERVICE, RELAY_SERVICE, relay_pb2_grpc
 from engine_service.gateway.registry import SessionRegistry, open_registry
 from engine_service.gateway.servicers import BotServicer, DecisionLink, RelayServicer, bot_service_handler
+from engine_service.gateway.verifiers import load_verifier
 
 log = logging.getLogger("caravanserai.gateway")
 
@@ -110,10 +111,8 @@ def _bind_unix(server: grpc.aio.Server, path: str) -> None:
 def build_verifier(config: GatewayConfig) -> TokenVerifier:
     if config.auth.startswith("file:"):
         return InMemoryVerifier.from_file(config.auth[len("file:") :])
-    if config.auth == "django":
-        from engine_service.gateway.django_auth import DjangoVerifier
-
-        return DjangoVerifier(warm=False)  # Django is set up once the gateway serves (`Gateway.start`)
+    if config.auth == "django":  # the configured plug-in, made cold: it warms up once the gateway serves
+        return load_verifier(config.verifier)
     raise ValueError(f"CARAVANSERAI_GATEWAY_AUTH must be 'django' or 'file:PATH', not {config.auth!r}")
 
 

@@ -7,6 +7,6 @@ class BotsConfig(AppConfig):
 
     def ready(self) -> None:
         # Revocations made in this process reach every gateway through the session registry at once.
-        from engine_service.gateway.django_auth import connect_revocation_publisher
+        from ladder.bots.gateway_auth import connect_revocation_publisher
 
         connect_revocation_publisher()

@@ -21,10 +21,10 @@ from bot_host.ladder_source import LadderSource, TokenStore
 from bot_host.sandbox import Runtime, uploaded_version
 from bot_host.supervisor import CannotStart
 from engine_service.gateway.config import GatewayConfig
-from engine_service.gateway.django_auth import DjangoVerifier
 from engine_service.gateway.registry import SqliteRegistry, sessions_for_bot
 from engine_service.gateway.server import GatewayThread
 from ladder.bots import selectors, services
+from ladder.bots.gateway_auth import gateway_verifier
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_identity_for_token
 from ladder.bots.services import bot_create
@@ -55,7 +55,7 @@ def ladder_rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig
         registry_path=tmp_path / "registry.sqlite3",
         bot_uds=str(socket_path),
     )
-    gateway = GatewayThread(config, DjangoVerifier(), registry).start()
+    gateway = GatewayThread(config, gateway_verifier(warm=True), registry).start()
     settings = HostSettings(
         host_id="h1", state_dir=tmp_path / "host", socket_path=socket_path, limits=LIMITS, uid_base=UID_BASE
     )

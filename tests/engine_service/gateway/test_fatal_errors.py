@@ -127,13 +127,13 @@ def test_a_draining_gateway_says_so_to_an_idle_stream_every_time(tmp_path: Path)
 def test_a_rotated_token_is_said_before_the_stream_ends_every_time(tmp_path: Path) -> None:
     from django.contrib.auth import get_user_model
 
-    from engine_service.gateway.django_auth import DjangoVerifier
+    from ladder.bots.gateway_auth import gateway_verifier
     from ladder.bots.services import bot_create, bot_token_rotate
 
     owner = get_user_model().objects.create_user("rotating-owner", password="pw-rotating-owner")
     bot_record, token = bot_create(owner=owner, name="Rotating", games=[GAME])
     registry = SqliteRegistry(tmp_path / "r.sqlite3")
-    gateway = GatewayThread(_config(tmp_path), DjangoVerifier(), registry).start()
+    gateway = GatewayThread(_config(tmp_path), gateway_verifier(warm=True), registry).start()
     try:
         for round_ in range(GATEWAY_ROUNDS):
             bot = RawBot(gateway.bot_target, token).connect()

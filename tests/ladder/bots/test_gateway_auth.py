@@ -1,4 +1,5 @@
-"""The Django-backed verifier against the ladder's real bot records: tokens, revocation, the publisher."""
+"""The ladder's gateway verifier against its real bot records: tokens, revocation, the publisher; and a gateway
+that resolves it from the default configuration."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from engine_service.gateway.config import GatewayConfig
-from engine_service.gateway.django_auth import (
-    DjangoVerifier,
+from engine_service.gateway.registry import SqliteRegistry
+from engine_service.gateway.server import GatewayThread, build_verifier
+from engine_service.gateway.verifiers import BatchVerifier
+from ladder.bots.gateway_auth import (
+    LadderTokenSource,
     connect_revocation_publisher,
     disconnect_revocation_publisher,
+    gateway_verifier,
 )
-from engine_service.gateway.registry import SqliteRegistry
-from engine_service.gateway.server import GatewayThread
 from ladder.bots.services import bot_create, bot_token_revoke, bot_token_rotate
 from tests.engine_service.gateway.harness import GAME, RawBot, wait_for
 
@@ -30,7 +33,7 @@ def owner():
 
 def test_tokens_are_checked_against_the_ladder(owner) -> None:
     bot, token = bot_create(owner=owner, name="Verified", games=[GAME], max_concurrent=3)
-    verifier = DjangoVerifier()
+    verifier = gateway_verifier(warm=True)
     identity = asyncio.run(verifier.verify(token))
     assert identity is not None
     assert (identity.bot_id, identity.name, identity.owner) == (str(bot.pk), "Verified", "gateway-owner")
@@ -52,7 +55,7 @@ def test_revocation_drops_the_stream_at_once_and_is_published(owner, tmp_path: P
     config = GatewayConfig(
         bot_address="127.0.0.1:0", relay_address="127.0.0.1:0", registry_path=registry_path
     )
-    gateway = GatewayThread(config, DjangoVerifier(), SqliteRegistry(registry_path)).start()
+    gateway = GatewayThread(config, gateway_verifier(warm=True), SqliteRegistry(registry_path)).start()
     try:
         client = RawBot(gateway.bot_target, token).connect()
         assert client.messages("welcome")[0].bot_id == str(bot.pk)
@@ -68,3 +71,11 @@ def test_revocation_drops_the_stream_at_once_and_is_published(owner, tmp_path: P
     finally:
         gateway.stop()
         disconnect_revocation_publisher()
+
+
+def test_the_default_configuration_plugs_the_ladder_in(owner) -> None:
+    verifier = build_verifier(GatewayConfig(auth="django"))  # resolved by name: the gateway imports no ladder
+    assert isinstance(verifier, BatchVerifier) and isinstance(verifier.source, LadderTokenSource)
+    bot, token = bot_create(owner=owner, name="Plugged", games=[GAME])
+    identity = asyncio.run(verifier.verify(token))
+    assert identity is not None and identity.bot_id == str(bot.pk)
