@@ -64,3 +64,16 @@ def _serve_metrics(**_: object) -> None:
     from workers import metrics
 
     metrics.serve_from_env()
+
+
+@worker_init.connect
+def _report_capacity(sender: Any = None, **_: object) -> None:
+    """A worker that plays matches reports its measured room for matchmaking (`workers.capacity`)."""
+    from workers import capacity, seats
+    from workers.config import QUEUE_MATCHES
+
+    consumed = app.amqp.queues.consume_from
+    if consumed and QUEUE_MATCHES not in consumed:
+        return  # the scheduler: it plays no match
+    threads = int(getattr(sender, "concurrency", 0) or app.conf.worker_concurrency)
+    capacity.start_reporting(seats.registry(), threads, seats.search_pool())

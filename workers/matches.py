@@ -60,7 +60,7 @@ from ladder.matches.services import (
     match_record_result,
 )
 from ladder.replays.services import live_progress_publish
-from workers import leases, metrics
+from workers import capacity, leases, metrics
 from workers.celery_app import app
 from workers.config import WorkerSettings
 from workers.live import LivePublisher
@@ -131,7 +131,8 @@ def run_match(self: Task[Any, Any], match_id: int, unrecorded_failure: str = "")
     close_old_connections()
     outcome = "raised"  # a retry (or an unexpected error) leaves as an exception
     try:
-        outcome = _run_leased(self, match_id, unrecorded_failure)
+        with capacity.occupied():
+            outcome = _run_leased(self, match_id, unrecorded_failure)
     except MaxRetriesExceededError:
         # the match is not lost: it stays QUEUED or RUNNING, and `sweep_stale` sends it again later
         log.error("match %s: task retried %d times; dropped, left to the sweep", match_id, self.max_retries)

@@ -16,6 +16,12 @@ Admission and fairness between ladders:
   not seated, and tables wait for room instead of starting with a pool that cannot keep their clock.
 - A newcomer (no rating yet, or provisional on the ladder) anchors a table before settled bots, and its
   table takes fast opponents before house bots that search, so its first result comes soon.
+- Measured headroom (`workers.capacity`): no more tables than the live workers report free threads for (less
+  the matches already queued for them); no new search seats while a worker reports its search pool behind;
+  and no table for a bot whose every stream is on a gateway that is not admitting at normal speed (its loop
+  stalled, starting or draining: `GatewayState.admitting`). Tables held back so are reported
+  (`report_capacity("matchmaking", ...)`) with the reasons, for the home page and the metrics: overload shows
+  as tables waiting for capacity, never as a clock that runs out.
 
 One run at a time (the lease `matchmaking`): a slow run never overlaps the next beat.
 
@@ -29,14 +35,15 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Max
 
-from engine_service.gateway.registry import online_bots
+from engine_service.gateway.registry import OnlineBot, online_bots
 from engine_service.policies import SEARCHING_POLICIES
 from ladder.bots.models import Bot
 from ladder.ladders.models import Ladder
@@ -46,7 +53,7 @@ from ladder.matches.seeds import match_seed_new
 from ladder.matches.services import match_create
 from ladder.ratings.models import Rating
 from ladder.ratings.standing import is_provisional
-from workers import leases
+from workers import capacity, leases
 from workers.celery_app import app
 from workers.config import WorkerSettings
 from workers.matches import run_match
@@ -58,6 +65,7 @@ log = logging.getLogger("caravanserai.matchmaking")
 SETTINGS = WorkerSettings.from_env()
 RECENT_MATCHES = 60  # per ladder, for repeat avoidance and seat rotation
 IN_FLIGHT = (MatchStatus.NEW, MatchStatus.QUEUED, MatchStatus.RUNNING)
+HELD_KIND = "matchmaking"
 
 
 @dataclass(frozen=True)
@@ -68,14 +76,33 @@ class Online:
     games: tuple[str, ...]
 
 
-def online_capacity() -> dict[int, Online]:
-    """Connected, registered, active, non-house bots with their capacity (from the session registry)."""
+def on_admitting_gateway(entry: OnlineBot, not_admitting: set[str]) -> bool:
+    """Some stream of the bot is on a gateway that admits at normal speed (or reports no admission state)."""
+    return any(s.gateway_id not in not_admitting for s in entry.sessions)
+
+
+def gateways_not_admitting() -> set[str]:
+    now = time.time()
+    return {g for g, state in registry().gateway_states().items() if not state.admitting(now)}
+
+
+def online_capacity(held: list[str] | None = None) -> dict[int, Online]:
+    """Connected, registered, active, non-house bots with their capacity (from the session registry); bots
+    whose streams are all on gateways not admitting at normal speed are left out (counted, in words, in
+    `held`)."""
     found = {}
+    slow = gateways_not_admitting()
+    waiting = 0
     for entry in online_bots(registry()):
+        if not on_admitting_gateway(entry, slow):
+            waiting += 1
+            continue
         try:
             found[int(entry.bot_id)] = Online(int(entry.bot_id), entry.capacity, entry.matches, entry.games)
         except ValueError:
             continue  # a bot id that is not a ladder bot (a dev token): not ours to schedule
+    if waiting and held is not None:
+        held.append(f"{waiting} bot{'s' * (waiting > 1)} on a gateway not admitting at normal speed")
     bots = Bot.objects.filter(pk__in=found, active=True, is_house=False).only("pk", "max_concurrent", "games")
     return {
         b.pk: Online(
@@ -127,6 +154,9 @@ class Budget:
     searching: set[int]
     on_ladder: dict[tuple[int, int], int]
     ladders_of: Counter[int]  # active ladders each online bot may play
+    threads: int | None = None  # tables the workers have free threads for (None: no worker reports)
+    held: Counter[str] = field(default_factory=Counter)  # tables held back for capacity, per ladder slug
+    reasons: list[str] = field(default_factory=list)  # why, in words
 
     def share(self, bot_id: int, ladder_id: int, capacity: int) -> int:
         """The slots `bot_id` may take on `ladder_id` now: never all of them on one ladder when it plays
@@ -221,9 +251,17 @@ def ladders_longest_unserved_first(rng: random.Random) -> list[tuple[Ladder, boo
     return [(ladder, ladder.pk in latest) for ladder in ladders]
 
 
+def measured_headroom() -> capacity.Headroom:
+    """The live workers' reports, less the matches queued for their threads."""
+    reports = registry().capacity_reports(capacity.KIND)
+    queued = Match.objects.filter(status=MatchStatus.QUEUED).count() if reports else 0
+    return capacity.headroom(reports, queued)
+
+
 def run_budget(online: dict[int, Online]) -> Budget:
-    """This run's budget: each online bot's free slots, and the search pools' room."""
+    """This run's budget: each online bot's free slots, the search pools' room and the workers' threads."""
     busy = in_flight(list(online))
+    room = measured_headroom()
     searching = searching_house_bots()
     ladders_of: Counter[int] = Counter()
     ladders = Ladder.objects.filter(active=True).values_list("game_id", "num_players", "house_bots_allowed")
@@ -231,23 +269,36 @@ def run_budget(online: dict[int, Online]) -> Budget:
         playing = [bot_id for bot_id, entry in online.items() if game_id in entry.games]
         if house or len(playing) >= players:  # a ladder that could seat them now
             ladders_of.update(playing)
-    return Budget(
+    budget = Budget(
         free={b: max(0, o.capacity - max(busy[b], o.matches)) for b, o in online.items()},
         search_seats=SETTINGS.search_seats - search_seats_in_flight(searching),
         searching=searching,
         on_ladder=in_flight_by_ladder(list(online)),
         ladders_of=ladders_of,
+        threads=room.free_threads,
     )
+    if room.search_behind:
+        budget.search_seats = 0
+        budget.reasons.append(f"no new house search seats: {room.search_behind}")
+    return budget
 
 
-def admitted(tables: list[Table], budget: Budget) -> list[Table]:
-    """The tables the search pools have room for, in order; the others wait for a later run."""
+def admitted(tables: list[Table], budget: Budget, slug: str) -> list[Table]:
+    """The tables the search pools and the workers' threads have room for, in order; the others wait for a
+    later run (counted in `budget.held`)."""
     kept = []
     for table in tables:
         searching = sum(1 for b in table.bot_ids if b in budget.searching)
-        if searching > budget.search_seats:
+        if searching > budget.search_seats or budget.threads == 0:
+            budget.held[slug] += 1
+            full = budget.threads == 0
+            reason = "every worker thread is busy or promised" if full else "the search pools are full"
+            if reason not in budget.reasons:
+                budget.reasons.append(reason)
             continue
         budget.search_seats -= searching
+        if budget.threads is not None:
+            budget.threads -= 1
         kept.append(table)
     return kept
 
@@ -264,7 +315,7 @@ def matchmake_ladder(
     planned = plan_tables(
         candidates, ladder.num_players, ladder_recent_pairs(ladder), max_tables=room, **plan
     )
-    tables = admitted(planned, budget)
+    tables = admitted(planned, budget, ladder.slug)
     for table in tables:
         for bot_id in table.bot_ids:
             if bot_id in budget.free:
@@ -286,10 +337,13 @@ def matchmake(
     """One matchmaking pass over every active ladder; returns the match ids created per ladder slug. Each
     ladder makes duplicate sets if its `duplicate_sets` says so (`duplicate_sets` overrides it)."""
     rng = rng or random.Random()
-    online = online_capacity()
+    held_bots: list[str] = []
+    online = online_capacity(held_bots)
     if not online:
+        report_held(Counter(), held_bots)
         return {}
     budget = run_budget(online)
+    budget.reasons.extend(held_bots)
     created: dict[str, list[int]] = {}
     for ladder, served in ladders_longest_unserved_first(rng):
         if not any(budget.free.values()):
@@ -300,7 +354,20 @@ def matchmake(
             created[ladder.slug] = ids
     if created:
         log.info("matchmaking: %s", ", ".join(f"{slug} +{len(ids)}" for slug, ids in created.items()))
+    report_held(budget.held, budget.reasons)
     return created
+
+
+def report_held(held: Counter[str], reasons: list[str]) -> None:
+    """Say which ladders' tables this run held back for capacity, and why (lapses after two beats)."""
+    if held or reasons:
+        log.info("matchmaking held back %s: %s", dict(held) or "no table", "; ".join(reasons))
+    payload = {"held": dict(held), "reasons": reasons[:20]}
+    until = time.time() + 2 * SETTINGS.matchmaking_seconds + 1
+    try:
+        registry().report_capacity(HELD_KIND, "matchmaking", payload, until)
+    except Exception as exc:  # the registry away: the page shows nothing held, matchmaking goes on
+        log.warning("matchmaking: capacity report failed: %s", exc)
 
 
 def send_practice_matches() -> list[int]:

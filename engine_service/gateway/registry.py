@@ -19,6 +19,9 @@ Bot hosts: each bot host reports every step which bots it runs and until when it
 (`report_host`: a claim that lapses by itself, withdrawn at once when the host stops); `host_states` gives
 readers every host's last report, so a seat whose hosted bot dropped can tell its host's restart (ours)
 from the bot's own disconnect.
+Capacity: match workers report their measured room (threads, search-pool queue and wait) and matchmaking
+reports the tables it held back for want of it (`report_capacity(kind, reporter, payload, until)`: a claim
+that lapses by itself); `capacity_reports(kind)` gives readers the live ones.
 It also carries bot revocations between processes (the ladder publishes, gateways poll).
 Synchronous on purpose (workers are synchronous); the gateway calls it through `asyncio.to_thread`.
 It must not import gRPC or Django.
@@ -136,6 +139,23 @@ class HostState:
         return self.ready_until >= now
 
 
+@dataclass(frozen=True)
+class CapacityReport:
+    """One process's last capacity report: what it measured (`payload`, JSON numbers and strings) and until
+    when (wall time) it holds."""
+
+    reporter_id: str
+    payload: dict[str, Any]
+    until: float
+    reported_at: float
+
+    def live(self, now: float) -> bool:
+        return self.until >= now
+
+
+CAPACITY_KEPT_SECONDS = 60.0  # a capacity report older than this is deleted by its readers
+
+
 class SessionRegistry(Protocol):
     ttl: float
 
@@ -149,6 +169,8 @@ class SessionRegistry(Protocol):
     def gateway_states(self) -> dict[str, GatewayState]: ...
     def report_host(self, host_id: str, bot_ids: list[str], ready_until: float) -> None: ...
     def host_states(self) -> dict[str, HostState]: ...
+    def report_capacity(self, kind: str, reporter_id: str, payload: dict[str, Any], until: float) -> None: ...
+    def capacity_reports(self, kind: str) -> dict[str, CapacityReport]: ...
     def sessions(self) -> list[SessionInfo]: ...
     def sessions_of_bot(self, bot_id: str) -> list[SessionInfo]: ...
     def publish_revocation(self, bot_id: str) -> None: ...
@@ -230,6 +252,9 @@ CREATE TABLE IF NOT EXISTS admission (
     reported_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS hosts (
     host_id TEXT PRIMARY KEY, bot_ids TEXT NOT NULL, ready_until REAL NOT NULL, reported_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS capacity (
+    kind TEXT NOT NULL, reporter_id TEXT NOT NULL, payload TEXT NOT NULL, until REAL NOT NULL,
+    reported_at REAL NOT NULL, PRIMARY KEY (kind, reporter_id));
 CREATE TABLE IF NOT EXISTS revocations (
     id INTEGER PRIMARY KEY AUTOINCREMENT, bot_id TEXT NOT NULL, at REAL NOT NULL);
 """
@@ -368,6 +393,22 @@ class SqliteRegistry(_RememberedSessions):
             (time.time() - HOST_KEPT_SECONDS,),
         )
         return {r[0]: HostState(r[0], tuple(json.loads(r[1])), r[2], r[3]) for r in rows.fetchall()}
+
+    def report_capacity(self, kind: str, reporter_id: str, payload: dict[str, Any], until: float) -> None:
+        now = time.time()
+        conn = self._conn()
+        row = (kind, reporter_id, json.dumps(payload), until, now)
+        conn.execute("INSERT OR REPLACE INTO capacity VALUES (?,?,?,?,?)", row)
+
+    def capacity_reports(self, kind: str) -> dict[str, CapacityReport]:
+        now = time.time()
+        conn = self._conn()
+        conn.execute("DELETE FROM capacity WHERE reported_at < ?", (now - CAPACITY_KEPT_SECONDS,))
+        rows = conn.execute(
+            "SELECT reporter_id, payload, until, reported_at FROM capacity WHERE kind = ? AND until >= ?",
+            (kind, now),
+        )
+        return {r[0]: CapacityReport(r[0], json.loads(r[1]), r[2], r[3]) for r in rows.fetchall()}
 
     _SESSION_COLUMNS = (
         "session_id, bot_id, bot_name, gateway_id, relay_address, games, capacity, matches, "
@@ -552,6 +593,24 @@ class RedisRegistry(_RememberedSessions):
         if stale:
             self.client.hdel(self._k("hosts"), *stale)
         return states
+
+    def report_capacity(self, kind: str, reporter_id: str, payload: dict[str, Any], until: float) -> None:
+        self.client.hset(self._k("capacity", kind), reporter_id, json.dumps([payload, until, time.time()]))
+
+    def capacity_reports(self, kind: str) -> dict[str, CapacityReport]:
+        now = time.time()
+        reports, stale = {}, []
+        for reporter_id, raw in self.client.hgetall(self._k("capacity", kind)).items():
+            payload, until, reported_at = json.loads(raw)
+            if reported_at < now - CAPACITY_KEPT_SECONDS:
+                stale.append(reporter_id)
+            elif until >= now:
+                reports[str(reporter_id)] = CapacityReport(
+                    str(reporter_id), payload, float(until), reported_at
+                )
+        if stale:
+            self.client.hdel(self._k("capacity", kind), *stale)
+        return reports
 
     def sessions(self) -> list[SessionInfo]:
         return self._read(self._k("sessions"))

@@ -1,6 +1,8 @@
 """The web server's Prometheus endpoint (`/metrics`, prometheus-client): matches queued, running and
 finished per ladder, and rating rows whose counts cannot be right (more wins than games), counted from the
-database at scrape time, so every web process reports the same truth.
+database at scrape time, so every web process reports the same truth; and, from the session registry's
+capacity reports, the tables matchmaking holds back for capacity per ladder and each live worker's free
+threads and search-pool wait.
 
 Set LADDER_METRICS_TOKEN to require `Authorization: Bearer <token>`; unset, the endpoint is open (it shows
 counts only, never a seed, a hand or a bot's token). Workers and gateways serve their own process metrics.
@@ -20,6 +22,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from engine_service.gateway.registry import CapacityReport
+from ladder.bots.presence import registry
+from ladder.ladders.capacity import held_tables
 from ladder.ladders.models import Ladder
 from ladder.matches.models import Match
 from ladder.ratings.audit import rating_rows_inconsistent
@@ -62,9 +67,46 @@ class InconsistentRatingsCollector(Collector):
         yield family
 
 
+class CapacityCollector(Collector):
+    """`caravanserai_tables_waiting_for_capacity{ladder}` (matchmaking's last run) and, per live worker,
+    `caravanserai_worker_free_threads{worker}` and `caravanserai_worker_search_longest_wait_seconds{worker}`."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        held = GaugeMetricFamily(
+            "caravanserai_tables_waiting_for_capacity",
+            "Tables matchmaking held back in its last run until workers, search pools and gateways have room",
+            labels=["ladder"],
+        )
+        waiting = held_tables().per_ladder
+        for slug in Ladder.objects.filter(active=True).order_by("slug").values_list("slug", flat=True):
+            held.add_metric([slug], waiting.get(slug, 0))
+        yield held
+        free = GaugeMetricFamily(
+            "caravanserai_worker_free_threads", "Match threads a live worker reports free", labels=["worker"]
+        )
+        wait = GaugeMetricFamily(
+            "caravanserai_worker_search_longest_wait_seconds",
+            "The longest wait of a search decision for a free search process in the last 30 s, per worker",
+            labels=["worker"],
+        )
+        for worker, report in sorted(_worker_reports().items()):
+            free.add_metric([worker], max(0, report.payload["threads"] - report.payload["busy"]))
+            wait.add_metric([worker], report.payload["search_longest_wait"])
+        yield free
+        yield wait
+
+
+def _worker_reports() -> dict[str, CapacityReport]:
+    try:
+        return registry().capacity_reports("worker")
+    except Exception:  # the registry away: no worker figures this scrape
+        return {}
+
+
 REGISTRY = CollectorRegistry(auto_describe=False)
 REGISTRY.register(LadderCollector())
 REGISTRY.register(InconsistentRatingsCollector())
+REGISTRY.register(CapacityCollector())
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:

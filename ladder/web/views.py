@@ -40,6 +40,7 @@ from ladder.bots.selectors import (
 from ladder.bots.versions import bot_version_set, bot_versions, version_games
 from ladder.core.throttles import auth_attempt_wait, too_many_attempts
 from ladder.core.users import request_user
+from ladder.ladders.capacity import held_tables
 from ladder.ladders.models import Ladder
 from ladder.ladders.selectors import game_has_board, ladder_list, ladder_list_with_counts
 from ladder.matches.incidents import match_incident_summary
@@ -96,7 +97,11 @@ def home(request: HttpRequest) -> HttpResponse:
         (ladder, leaderboard_page(ladder=ladder, limit=3).rows) for ladder in ladder_list_with_counts()
     ]
     recent = list(match_list(status=MatchStatus.DONE)[:8])
-    return render(request, "web/home.html", {"ladders": ladders, "recent": recent})
+    held = held_tables()
+    for ladder, _ in ladders:
+        ladder.held_tables = held.per_ladder.get(ladder.slug, 0)  # type: ignore[attr-defined]
+    context = {"ladders": ladders, "recent": recent, "held": held}
+    return render(request, "web/home.html", context)
 
 
 def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:

@@ -21,28 +21,6 @@ from workers import matchmaking
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def registry(tmp_path, monkeypatch):
-    reg = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=10)
-    monkeypatch.setattr(matchmaking, "registry", lambda: reg)
-    return reg
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    calls: list[int] = []
-
-    class Recorder:
-        @staticmethod
-        def delay_on_commit(match_id: int) -> None:
-            calls.append(match_id)
-
-        delay = delay_on_commit
-
-    monkeypatch.setattr(matchmaking, "run_match", Recorder)
-    return calls
-
-
 def connect(registry: SqliteRegistry, bot, capacity: int = 1, games=("expedition-v1",)) -> None:
     now = time.time()
     session = SessionInfo(

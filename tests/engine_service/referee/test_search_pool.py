@@ -94,3 +94,49 @@ def test_a_pooled_house_seat_whose_search_sleeps_past_the_deadline_is_never_faul
     assert seconds[0] >= 0.6 and seconds[1] >= 0.6  # each far over its 0.1 s, with no bank
     assert record.faults == [] and record.forfeits == []  # one timeout would have forfeited it
     verify(record)
+
+
+class GatedPolicy(RandomPolicy):
+    """Decides only once the file `gate` exists: a search that holds its process as long as the test says."""
+
+    def __init__(self, seed: int, gate: str) -> None:
+        super().__init__(seed)
+        self.gate = gate
+
+    def choose(self, observation, legal_actions):  # type: ignore[no-untyped-def]
+        while not os.path.exists(self.gate):
+            time.sleep(0.01)
+        return super().choose(observation, legal_actions)
+
+
+def test_the_pool_measures_decisions_waiting_for_a_process_and_how_long_they_waited(tmp_path) -> None:
+    import threading
+
+    from engine_service.games import registry
+
+    state = registry.make(GAME, 2, 5)
+    seat = state.current_seats()[0]
+    observation, legal = state.observation(seat), state.legal_actions(seat)
+    gate = str(tmp_path / "open")
+    pool = SearchPool(1)
+    try:
+        pool.choose(RandomPolicy(1), observation, legal)  # a new pool's first decision waits for the spawn
+        assert pool.pressure().longest_wait == 0.0 and pool.pressure().waiting == 0
+        threads = [
+            threading.Thread(target=pool.choose, args=(GatedPolicy(i, gate), observation, legal))
+            for i in range(2)
+        ]
+        for thread in threads:
+            thread.start()
+        while pool.pressure().waiting < 1:  # one decides (held at the gate), one waits for the process
+            time.sleep(0.01)
+        time.sleep(1.2)  # the injected stall: the waiting decision waits at least this long
+        open(gate, "w").close()
+        for thread in threads:
+            thread.join()
+    finally:
+        pool.shutdown()
+    pressure = pool.pressure()
+    assert pressure.waiting == 0 and pressure.processes == 1
+    assert pressure.longest_wait >= 1.2
+    assert pool.pressure(now=time.monotonic() + 31).longest_wait == 0.0  # the window forgets it
