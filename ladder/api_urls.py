@@ -66,6 +66,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("matches/<int:match_id>/frames/", replays.ReplayFramesApi.as_view(), name="match-frames"),
     path("matches/<int:match_id>/frames/<int:step>/", replays.ReplayFrameApi.as_view(), name="match-frame"),
     path("matches/<int:match_id>/index/", replays.ReplayIndexApi.as_view(), name="match-index"),
+    path("matches/<int:match_id>/moves/", replays.ReplayMovesApi.as_view(), name="match-moves"),
     path("matches/<int:match_id>/live/", replays.LiveFrameApi.as_view(), name="match-live"),
     path(
         "matches/<int:match_id>/rating-change/",
