@@ -39,6 +39,7 @@ from engine_service.gateway.config import MIN_CLIENT_PING_INTERVAL_MS, GatewayCo
 from engine_service.gateway.loop_lag import LoopLag
 from engine_service.gateway.protocol import bot_pb2, frame_decision_request, now_ms, relay_pb2
 from engine_service.gateway.registry import SessionInfo, SessionRegistry, sessions_for_bot
+from engine_service.referee.debug_text import clean_debug
 from engine_service.referee.match import legal_list
 from engine_service.referee.seats import ECHO_CHARS, MAX_ACTION_ID_BYTES, clip, oversized_action_id
 
@@ -86,6 +87,7 @@ class Answer:
     action_id: str = ""
     detail: str = ""
     gateway_shutdown: bool = False
+    debug: str = ""  # the bot's `Decision.debug`, cleaned (`clean_debug`)
 
 
 class Pending:
@@ -542,15 +544,15 @@ class Hub:
         del session.pending[decision.request_id]
         if pending.done:
             return
+        debug = clean_debug(decision.debug) if decision.debug else ""
         too_long = oversized_action_id(decision.action_id)
         if not decision.action_id or too_long is not None:
             reason = too_long or "empty action id"
-            pending.resolve(
-                Answer(relay_pb2.OUTCOME_MALFORMED, detail=f"{reason} for request {pending.request_id!r}")
-            )
+            detail = f"{reason} for request {pending.request_id!r}"
+            pending.resolve(Answer(relay_pb2.OUTCOME_MALFORMED, detail=detail, debug=debug))
             self._notify(session, pending, "malformed", reason)
             return
-        pending.resolve(Answer(relay_pb2.OUTCOME_OK, action_id=decision.action_id))
+        pending.resolve(Answer(relay_pb2.OUTCOME_OK, action_id=decision.action_id, debug=debug))
         if decision.action_id not in pending.legal:
             shown = clip(decision.action_id)
             self._notify(
@@ -706,6 +708,7 @@ class Hub:
             bot_seconds=seconds,
             gateway_shutdown=answer.gateway_shutdown,
             gateway_id=self.gateway_id,
+            debug=answer.debug,
         )
 
     async def end_match(self, session_id: str, ended: bot_pb2.MatchEnded) -> relay_pb2.EndMatchResponse:

@@ -577,6 +577,8 @@ class RemoteSeat(Seat):
                 clock.excuse(self._survive_gateway_loss(session, f"{exc.code().name}: {exc.details()}"))
                 clock.restart(self.clock())
                 continue
+            if reply.debug:  # the bot's text for its owner (`referee.debug_text`), kept by the referee
+                request.extra["debug"] = reply.debug
             if reply.outcome == relay_pb2.OUTCOME_OK:
                 clock.bot += reply.bot_seconds
                 return str(reply.action_id)
