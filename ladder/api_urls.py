@@ -11,6 +11,7 @@ from ladder.core.root import ApiRootApi
 from ladder.hosting import apis as hosting
 from ladder.ladders import apis as ladders
 from ladder.matches import apis as matches
+from ladder.matches import status_apis as match_status
 from ladder.ratings import apis as ratings
 from ladder.ratings import audit_apis as rating_audit
 from ladder.replays import apis as replays
@@ -61,6 +62,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("bots/<int:bot_id>/compare/<int:other_id>/", ratings.BotCompareApi.as_view(), name="bot-compare"),
     path("matches/", matches.MatchListApi.as_view(), name="match-list"),
     path("matches/<int:match_id>/", matches.MatchDetailApi.as_view(), name="match-detail"),
+    path("matches/<int:match_id>/status/", match_status.MatchStatusApi.as_view(), name="match-status"),
     path("practice/", matches.PracticeMatchListApi.as_view(), name="practice-list"),
     path("matches/<int:match_id>/replay/", replays.ReplayRecordApi.as_view(), name="match-replay"),
     path("matches/<int:match_id>/frames/", replays.ReplayFramesApi.as_view(), name="match-frames"),

@@ -6,12 +6,25 @@ Layer: services (keyword-only, transactional writes). A practice match lives on 
 own per (game, players, options), so leaderboards never list it, and it is created NEW: the scheduler's
 `matchmaking.schedule` pass sends it to the workers (`practice_matches_to_send` and
 `practice_match_mark_sent`), so the web process never talks to the broker. It changes no rating.
+
+A request keeps its word: a practice match is sent only when every remote bot it seats has a free slot now
+(a stream open for its game with room, and fewer QUEUED or RUNNING matches than its `max_concurrent`), so a
+worker never calls it off for want of room. Until then it waits NEW, and `practice_match_waiting` says for
+whom ("waiting for a free slot of bot X"); matchmaking counts a NEW match among a bot's matches in flight,
+so rated matches never take the slot a waiting practice match needs. A match that waited longer than
+LADDER_PRACTICE_MAX_WAIT_SECONDS is called off, unrated, with that reason on its page. Reads the gateways'
+session registry (through `ladder.bots.presence`), never writes to it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -21,13 +34,19 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from engine_service.games import InvalidOptions, get_game
+from engine_service.gateway.registry import SessionInfo, SessionRegistry
+from ladder.bots import presence
 from ladder.bots.models import Bot
 from ladder.bots.services import house_bot_ensure
 from ladder.ladders.models import Ladder
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.seeds import match_seed_new
+from ladder.matches.services import match_cancel
+
+log = logging.getLogger("caravanserai.practice")
 
 UNFINISHED = (MatchStatus.NEW, MatchStatus.QUEUED, MatchStatus.RUNNING)
+BUSY = (MatchStatus.QUEUED, MatchStatus.RUNNING)  # matches holding a bot's slot (or about to)
 
 
 def practice_house_policies() -> list[str]:
@@ -71,10 +90,98 @@ def practice_match_request(*, user: User, bot_id: Any, game_id: Any, options: An
     return match
 
 
-def practice_matches_to_send(limit: int = 50) -> list[int]:
-    """Practice matches requested and not yet sent to the workers, oldest first."""
-    pending = Match.objects.filter(status=MatchStatus.NEW, requested_by__isnull=False).order_by("id")
-    return list(pending.values_list("pk", flat=True)[:limit])
+@dataclass(frozen=True)
+class Room:
+    """A remote bot's room for one more match of a game now."""
+
+    bot_id: int
+    name: str
+    streams: int  # its streams open for the game
+    stream_capacity: int  # matches at once those streams were granted
+    stream_free: int  # room on those streams, as the gateways last reported
+    max_concurrent: int
+    busy: int  # its QUEUED and RUNNING matches, any ladder
+
+    @property
+    def free(self) -> int:
+        return max(0, min(self.stream_free, self.max_concurrent - self.busy))
+
+
+def _remote_seats(match_ids: Iterable[int]) -> dict[int, list[Bot]]:
+    seats: dict[int, list[Bot]] = {}
+    for seat in Seat.objects.filter(match_id__in=list(match_ids), bot__is_house=False).select_related("bot"):
+        seats.setdefault(seat.match_id, []).append(seat.bot)
+    return seats
+
+
+def _rooms(bots: Iterable[Bot], game_id: str, sessions: list[SessionInfo]) -> dict[int, Room]:
+    wanted = {b.pk: b for b in bots}
+    busy = Counter(
+        Seat.objects.filter(bot_id__in=list(wanted), match__status__in=BUSY).values_list("bot_id", flat=True)
+    )
+    streams: dict[int, list[SessionInfo]] = {pk: [] for pk in wanted}
+    for session in sessions:
+        if session.bot_id.isdigit() and int(session.bot_id) in wanted and game_id in session.games:
+            streams[int(session.bot_id)].append(session)
+    return {
+        pk: Room(
+            bot_id=pk,
+            name=bot.name,
+            streams=len(streams[pk]),
+            stream_capacity=sum(s.capacity for s in streams[pk]),
+            stream_free=sum(s.free for s in streams[pk]),
+            max_concurrent=bot.max_concurrent,
+            busy=busy[pk],
+        )
+        for pk, bot in wanted.items()
+    }
+
+
+def _no_room(room: Room) -> str:
+    if room.busy >= room.max_concurrent:
+        return (
+            f"waiting for a free slot of bot {room.name}: all {room.max_concurrent} of its slots "
+            f"(max_concurrent) hold queued or running matches; raise max_concurrent on the bot's page"
+        )
+    return (
+        f"waiting for a free slot of bot {room.name}: its streams have room for {room.stream_capacity} "
+        f"match(es) at once (as its Hello asked) and all are in use; ask for more in its Hello"
+    )
+
+
+def _sessions(registry: SessionRegistry | None) -> list[SessionInfo] | None:
+    """Every stream the gateways hold now; None when the registry cannot be read."""
+    try:
+        return list((registry or presence.registry()).sessions())
+    except Exception as exc:  # a store that is down: nothing can be known to have room, so nothing is sent
+        log.warning("practice: session registry unreadable, nothing sent this pass: %s", exc)
+        return None
+
+
+def practice_matches_to_send(limit: int = 50, *, registry: SessionRegistry | None = None) -> list[int]:
+    """Practice matches requested, not yet sent, whose remote bots all have a free slot now, oldest first
+    (an older match takes a slot before a younger one; slots are counted down within the pass). Matches
+    that waited longer than LADDER_PRACTICE_MAX_WAIT_SECONDS are called off here first, with the reason.
+    `registry` is the gateways' session registry (this process's reader by default)."""
+    practice_matches_expire()
+    pending = list(
+        Match.objects.filter(status=MatchStatus.NEW, requested_by__isnull=False)
+        .select_related("ladder")
+        .order_by("id")[:limit]
+    )
+    sessions = _sessions(registry) if pending else []
+    if sessions is None:
+        return []
+    seats = _remote_seats(m.pk for m in pending)
+    taken: Counter[int] = Counter()
+    chosen = []
+    for match in pending:
+        bots = seats.get(match.pk, [])
+        rooms = _rooms(bots, match.ladder.game_id, sessions)
+        if all(room.free - taken[pk] > 0 for pk, room in rooms.items()):
+            taken.update(list(rooms))
+            chosen.append(match.pk)
+    return chosen
 
 
 def practice_match_mark_sent(*, match_id: int) -> bool:
@@ -83,6 +190,39 @@ def practice_match_mark_sent(*, match_id: int) -> bool:
         status=MatchStatus.QUEUED, queued_at=timezone.now()
     )
     return updated == 1
+
+
+def practice_match_waiting(*, match: Match, registry: SessionRegistry | None = None) -> str | None:
+    """Why a practice match still waits to be sent, in words ("waiting for a free slot of bot X: ..."); None
+    when it is not a practice match waiting (NEW)."""
+    if match.status != MatchStatus.NEW or match.requested_by_id is None:
+        return None
+    bots = _remote_seats([match.pk]).get(match.pk, [])
+    sessions = _sessions(registry)
+    if sessions is None:
+        return "waiting: whether its bots are connected cannot be told right now"
+    rooms = _rooms(bots, match.ladder.game_id, sessions)
+    for room in rooms.values():
+        if not room.streams:
+            return f"waiting for bot {room.name} to connect (with a stream for {match.ladder.game_id})"
+        if room.free <= 0:
+            return _no_room(room)
+    return "waiting to be sent to a worker (the scheduler sends it within seconds)"
+
+
+def practice_matches_expire(*, now: dt.datetime | None = None) -> list[int]:
+    """Call off the practice matches still NEW after LADDER_PRACTICE_MAX_WAIT_SECONDS, unrated, saying why
+    on their page; their ids."""
+    limit = settings.LADDER_PRACTICE_MAX_WAIT_SECONDS
+    cutoff = (now or timezone.now()) - dt.timedelta(seconds=limit)
+    stale = Match.objects.filter(status=MatchStatus.NEW, requested_by__isnull=False, created_at__lt=cutoff)
+    expired = []
+    for match in stale.select_related("ladder"):
+        waiting = practice_match_waiting(match=match) or "waiting"
+        reason = f"called off, unrated: still {waiting} after {limit / 60:g} minutes"
+        if match_cancel(match_id=match.pk, reason=reason, only_if_not_started=True):
+            expired.append(match.pk)
+    return expired
 
 
 def _own_bot(user: User, bot_id: Any) -> Bot:
