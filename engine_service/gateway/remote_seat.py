@@ -523,13 +523,28 @@ class RemoteSeat(Seat):
         """Seat the bot on one of its streams. With no gateway alive (restarting, or a registry that lost
         its data and is not written again yet), wait for one (excused; `MatchAborted` after
         `gateway_return`); then a bot with no stream is waited for up to `start_grace` (by default the
-        reconnect grace) before the match is called off (`SeatUnavailable`: unrated, never a forfeit)."""
+        reconnect grace), counted only while some gateway admits bots at normal speed, before the match is
+        called off (`SeatUnavailable`: unrated, never a forfeit; `MatchAborted` once no gateway has been
+        admitting for `gateway_return` seconds)."""
         self.info = info
         if self._bind(resumed=False, exclude_gateway=None):
             return
         if not self._alive_gateways(lost=None):
             self._wait_for_a_gateway(None, f"to seat bot {self.bot_id}", resumed=False)
-        if self.session is None and not self._wait_and_bind(self.start_grace, resumed=False):
+        if self.session is not None:
+            return
+        back, unadmitted = self._wait_counting_grace(
+            lambda: self._admitting_elsewhere(None),
+            self.gateway_return,
+            grace=self.start_grace,
+            resumed=False,
+        )
+        if not back and unadmitted >= self.gateway_return:
+            raise MatchAborted(
+                f"no gateway admitting bots at normal speed for {self.gateway_return:g}s while bot "
+                f"{self.bot_id} was to be seated: the match is retried, unrated"
+            )
+        if not back:
             raise SeatUnavailable(
                 f"bot {self.bot_id} had no stream open for {info.game_id} with room, and none within "
                 f"{self.start_grace:g}s: the match is called off, unrated"
@@ -650,14 +665,20 @@ class RemoteSeat(Seat):
         return waited
 
     def _wait_counting_grace(
-        self, up: Callable[[], bool], limit: float, exclude_gateway: str | None = None
+        self,
+        up: Callable[[], bool],
+        limit: float,
+        exclude_gateway: str | None = None,
+        *,
+        grace: float | None = None,
+        resumed: bool = True,
     ) -> tuple[bool, float]:
-        """Wait for the bot to be seated on a stream: (seated, seconds not counted). The reconnect grace runs
-        only over intervals with `up()` true at both ends; the wait ends unseated when the grace is spent
-        or the uncounted seconds reach `limit`."""
-        grace, uncounted = self.reconnect_grace, 0.0
+        """Wait for the bot to be seated on a stream: (seated, seconds not counted). The grace (by default the
+        reconnect grace) runs only over intervals with `up()` true at both ends; the wait ends unseated when
+        the grace is spent or the uncounted seconds reach `limit`."""
+        grace, uncounted = (self.reconnect_grace if grace is None else grace), 0.0
         last, was_up = self.clock(), up()
-        while not self._bind(resumed=True, exclude_gateway=exclude_gateway):
+        while not self._bind(resumed=resumed, exclude_gateway=exclude_gateway):
             now, up_now = self.clock(), up()
             if was_up and up_now:
                 grace -= now - last
@@ -770,22 +791,6 @@ class RemoteSeat(Seat):
                 return True
         return False
 
-    def _wait_and_bind(
-        self,
-        seconds: float,
-        *,
-        resumed: bool = True,
-        exclude_gateway: str | None = None,
-        exclude_session: str | None = None,
-    ) -> bool:
-        until = self.clock() + seconds
-        while True:
-            if self._bind(resumed=resumed, exclude_gateway=exclude_gateway, exclude_session=exclude_session):
-                return True
-            if self.clock() >= until:
-                return False
-            time.sleep(POLL_SECONDS)
-
     def _still_held_by(self, lost: SessionInfo) -> bool:
         """The unreachable gateway is alive (heartbeating) and still registers a stream of this bot."""
         try:
@@ -855,7 +860,7 @@ class RemoteSeat(Seat):
             "while none was, not counted)",
         )
 
-    def _admitting_elsewhere(self, lost: str) -> bool:
+    def _admitting_elsewhere(self, lost: str | None) -> bool:
         """Some live gateway but `lost` claims to admit bots at normal speed now; an unreachable registry is
         ours: `MatchAborted`."""
         try:

@@ -166,3 +166,42 @@ def test_no_gateway_admitting_for_gateway_return_aborts_the_match_unrated_never_
     with pytest.raises(MatchAborted, match="no gateway alive and admitting"):
         seat_in(world, grace=5.0, gateway_return=20.0).decide(decision())
     assert 20.0 <= world.now <= 20.0 + 6 * STEP
+
+
+def seat_waiting_at_the_start(world: World, *, grace: float, gateway_return: float = 60.0) -> RemoteSeat:
+    """A seat whose bot has no stream when its match starts (its gateway restarted: lost from the start)."""
+    world.lost = True
+    seat = RemoteSeat(
+        "bot",
+        "bot",
+        world,  # type: ignore[arg-type]
+        reconnect_grace=grace,
+        gateway_return=gateway_return,
+        channels=world,  # type: ignore[arg-type]
+        clock=world.clock,
+    )
+    seat.start(MatchInfo("m1", GAME, 2, {}, 0, ["house"], 1.0, 0.0))
+    return seat
+
+
+def test_the_start_grace_counts_only_while_a_gateway_admits() -> None:
+    # the restarted gateway is alive but slow to admit for 20 s; the bot is back at 22 s, the grace is 5 s
+    world = World(admitting=[(20.0, 1e9)], back_at=22.0)
+    seat = seat_waiting_at_the_start(world, grace=5.0)
+    assert seat.session is not None and seat.session.gateway_id == "g2"
+    assert world.calls[-1] == "start relay-g2"
+
+
+def test_a_bot_absent_at_the_start_with_gateways_admitting_is_called_off_unrated() -> None:
+    from engine_service.referee.seats import SeatUnavailable
+
+    world = World(admitting=[(0.0, 1e9)], back_at=None)
+    with pytest.raises(SeatUnavailable, match="called off, unrated"):
+        seat_waiting_at_the_start(world, grace=5.0)
+    assert 5.0 <= world.now <= 5.0 + 6 * STEP
+
+
+def test_no_gateway_admitting_at_the_start_for_gateway_return_retries_the_match() -> None:
+    world = World(admitting=[], back_at=None)
+    with pytest.raises(MatchAborted, match="no gateway admitting bots at normal speed"):
+        seat_waiting_at_the_start(world, grace=5.0, gateway_return=20.0)
