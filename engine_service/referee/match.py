@@ -28,7 +28,8 @@ The record's result is a `MatchResult` (`referee.result`) stored as JSON. Why th
 that forfeited ended its match by "disconnect", "resigned" or "forfeit" (more than `max_faults` faults); the
 others by the game's own end ("completed" or "turn_cap", also in `result["game"]["reason"]`). The match's
 reason is the first forfeit's, with its seat, else the game's. An action id over `MAX_ACTION_ID_BYTES` is a
-"malformed" fault, and the bot's own strings are `clip`ped wherever they are quoted.
+"malformed" fault, and the bot's own strings are `clip`ped wherever they are quoted. A seat's debug text for
+a decision (`extra["debug"]`) is kept in `record.debug` by step, cleaned; it changes nothing in the game.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine_service.games import GameResult, GameState, make
+from engine_service.referee.debug_text import clean_debug
 from engine_service.referee.record import Fault, MatchRecord, SeatInfo
 from engine_service.referee.result import MatchResult, SeatResult
 from engine_service.referee.seats import (
@@ -263,10 +265,14 @@ def _within_time(
 def _record_clock(
     record: MatchRecord, request: DecisionRequest, measured: float, bank: list[float], clocked: bool
 ) -> None:
-    """Keep what a decision took (the seat's own time, as charged) and the bank it left, for viewers."""
+    """Keep what a decision took (the seat's own time, as charged) and the bank it left, for viewers, and the
+    seat's debug text for its owner."""
     seconds = max(0.0, _charged_seconds(request, measured))
     left = round(bank[request.seat], 3) if clocked else None
     record.clocks[request.step] = [round(seconds, 4), left]
+    debug = request.extra.get("debug")
+    if isinstance(debug, str) and debug:  # the seat's text for its owner: kept beside, never replayed
+        record.debug[request.step] = clean_debug(debug)
 
 
 def _ask(

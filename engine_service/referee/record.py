@@ -4,6 +4,9 @@ A replay is game id + options + seed + seats + action log, with a state hash eve
 (and after the last step). `revision` is the game's rules revision the match was played under
 (`GameSpec.revision`); the JSON holds it only when it is above 1, and a record without it was played under
 revision 1 (records from before revisions existed), so a rules fix never changes how an old record replays.
+`debug` holds the bots' own texts by step (`Decision.debug`, `referee.debug_text`): their owners' alone, so
+`to_json()` (and `dumps`, `dump`: what is stored as the replay and served) leaves them out unless asked
+(`private=True`); they are not part of the replay, its frames or its hashes.
 Pure data: no I/O except `load`/`dump` helpers for files.
 """
 
@@ -66,6 +69,8 @@ class MatchRecord:
     # per decision asked (step -> [seconds the seat used, its time bank left after, or None if unclocked]);
     # measured, so not part of the replay: only written to JSON when there are any
     clocks: dict[int, list[float | None]] = field(default_factory=dict)
+    # step -> the deciding seat's debug text (cleaned); private to the seat's owner: see the docstring
+    debug: dict[int, str] = field(default_factory=dict)
 
     @property
     def rules_revision(self) -> int:
@@ -75,7 +80,8 @@ class MatchRecord:
     def steps(self) -> int:
         return len(self.actions)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, private: bool = False) -> dict[str, Any]:
+        """The record as JSON; with `private`, the bots' debug texts too (never for anyone but their owners)."""
         data = {
             "format": RECORD_FORMAT,
             "match_id": self.match_id,
@@ -97,6 +103,8 @@ class MatchRecord:
             data["revision"] = self.rules_revision
         if self.clocks:
             data["clocks"] = {str(step): list(c) for step, c in sorted(self.clocks.items())}
+        if private and self.debug:
+            data["debug"] = {str(step): text for step, text in sorted(self.debug.items())}
         return data
 
     @staticmethod
@@ -123,6 +131,7 @@ class MatchRecord:
                 incidents=[dict(i) for i in data.get("incidents") or []],
                 revision=int(data.get("revision", 1)),
                 clocks={int(k): _clock(v) for k, v in (data.get("clocks") or {}).items()},
+                debug={int(k): str(v) for k, v in (data.get("debug") or {}).items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"malformed match record: {exc!r}") from exc

@@ -25,6 +25,7 @@ from ladder.matches.incidents import SERVER_INCIDENT, incident_line
 from ladder.matches.models import Match, MatchStatus, Seat
 from ladder.matches.seeds import SEED_BITS, match_seed_new
 from ladder.ratings.services import SeatOutcome, rating_rows_ensure, ratings_apply_match
+from ladder.replays.debug import decision_debug_store
 from ladder.replays.models import LiveProgress, Replay
 
 logger = logging.getLogger(__name__)
@@ -168,6 +169,7 @@ def match_record_result(*, match_id: int, record: MatchRecord) -> bool:
             final_hash=record.hashes.get(record.steps, ""),
             raw_size=len(text.encode()),
         )
+        decision_debug_store(match_id=match.pk, record=record)  # beside the replay, for the bots' owners
         LiveProgress.objects.filter(match=match).delete()
         if match.rated:  # a practice match changes no rating
             ratings_apply_match(

@@ -51,3 +51,24 @@ class LiveProgress(models.Model):
 
     def __str__(self) -> str:
         return f"match {self.match_id} live at step {self.steps}"
+
+
+class DecisionDebug(models.Model):
+    """What a bot wrote for its owner with one decision (`Decision.debug`, cleaned and cut by the referee:
+    `engine_service.referee.debug_text`), kept beside the replay, never in it: the stored record holds none,
+    so no frame, live view or public endpoint can show it. Read through `replays.debug` only, which serves
+    it to the seat's bot's owner (and staff)."""
+
+    match = models.ForeignKey("matches.Match", on_delete=models.CASCADE, related_name="debug_texts")
+    seat = models.PositiveSmallIntegerField()
+    step = models.PositiveIntegerField(help_text="The number of actions played before this decision.")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["match_id", "seat", "step"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "seat", "step"], name="decision_debug_unique_step"),
+        ]
+
+    def __str__(self) -> str:
+        return f"debug text of seat {self.seat} at step {self.step} of match {self.match_id}"
