@@ -15,6 +15,7 @@ from ladder.matches import status_apis as match_status
 from ladder.ratings import apis as ratings
 from ladder.ratings import audit_apis as rating_audit
 from ladder.replays import apis as replays
+from ladder.replays import debug_apis as replay_debug
 
 app_name = "api-v1"
 
@@ -70,6 +71,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("matches/<int:match_id>/index/", replays.ReplayIndexApi.as_view(), name="match-index"),
     path("matches/<int:match_id>/moves/", replays.ReplayMovesApi.as_view(), name="match-moves"),
     path("matches/<int:match_id>/live/", replays.LiveFrameApi.as_view(), name="match-live"),
+    path("matches/<int:match_id>/debug/", replay_debug.DecisionDebugApi.as_view(), name="match-debug"),
     path(
         "matches/<int:match_id>/rating-change/",
         rating_audit.MatchRatingChangeApi.as_view(),
