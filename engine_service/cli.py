@@ -1,9 +1,12 @@
-"""`caravan`: the local runner. Lists games, plays matches and seat-rotated series with house bots, plays
-your own bot against house bots through a local gateway (`caravan local`), and verifies or shows recorded
-matches, with the same referee the server uses.
+"""`caravan`: the local runner. Lists games, prints a game's reference bundle offline (`caravan schema`,
+engine_service.cli_schema), plays matches and seat-rotated series with house bots, plays your own bot
+against house bots through a local gateway (`caravan local`), looks at a running gateway (`caravan
+gateway`, engine_service.cli_gateway), and verifies or shows recorded matches, with the same referee the
+server uses.
 
 Layer: a command-line front over engine_service.games, .referee and .policies; no Django. gRPC only in
-`caravan local`, which hands its arguments to `engine_service.gateway.local` (imported only then).
+`caravan local` and `caravan gateway`, which hand their arguments to `engine_service.gateway.local` and
+`engine_service.cli_gateway` (imported only then).
 Bad arguments get a one-line message and exit status 2, never a traceback.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -29,6 +33,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from engine_service.cli_schema import SchemaError
+from engine_service.cli_schema import add_parser as add_schema_parser
 from engine_service.games import GameError, GameState, get_game, list_games
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, MatchRecord, ReplayMismatch, frame_with_words, run_match, verify
@@ -400,6 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
         help="your bot against house bots through a local gateway, as on the server (caravan local --help)",
     )
+    sub.add_parser(
+        "gateway",
+        add_help=False,
+        help="a running gateway's health, services, messages (reflection) and a token check "
+        "(caravan gateway --help)",
+    )
+
+    add_schema_parser(sub)
 
     replay = sub.add_parser("replay", help="verify or show a recorded match")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, parser_class=_Parser)
@@ -424,14 +438,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         from engine_service.gateway.local import main as local_main
 
         return local_main(argv[1:], prog="caravan local")
+    if argv[:1] == ["gateway"]:
+        from engine_service.cli_gateway import main as gateway_main
+
+        return gateway_main(argv[1:], prog="caravan gateway")
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (UsageError, GameError, RecordError) as exc:
+    except (UsageError, GameError, RecordError, SchemaError) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
+    except BrokenPipeError:  # `caravan schema ... | head`: the reader left, nothing more to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (Python's recipe: no second error at exit)
+        return 0
 
 
 if __name__ == "__main__":
