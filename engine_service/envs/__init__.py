@@ -15,7 +15,6 @@ from typing import Any
 _EXPORTS = {
     "ActionSpace": "action_space",
     "ActionSpaceError": "action_space",
-    "action_space": "action_space",
     "CaravanEnv": "aec",
     "env": "aec",
     "placing_reward": "aec",
