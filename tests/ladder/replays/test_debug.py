@@ -114,3 +114,13 @@ def test_storing_again_keeps_what_was_stored(played) -> None:
     record.debug = {step: "changed" for step in record.debug}
     decision_debug_store(match_id=match.pk, record=record)
     assert list(DecisionDebug.objects.filter(match=match).values_list("step", "text")) == before
+
+
+def test_the_match_page_has_an_empty_panel_for_a_signed_in_visitor_only(played, client, user) -> None:
+    match, _, _ = played
+    anonymous = client.get(f"/matches/{match.pk}/").content.decode()
+    assert 'id="debug"' not in anonymous and "debug.js" not in anonymous
+    client.force_login(user)
+    page = client.get(f"/matches/{match.pk}/").content.decode()
+    assert f'data-debug-url="/api/v1/matches/{match.pk}/debug/"' in page and "web/debug.js" in page
+    assert SECRET not in page  # the panel is filled by debug.js from the owner-only endpoint
