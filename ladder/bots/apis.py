@@ -45,6 +45,7 @@ class BotOutputSerializer(serializers.ModelSerializer[Bot]):
             "created_at",
             "retired_at",
         ]
+        extra_kwargs = {"max_concurrent": {"help_text": "matches the bot may play at once (default 1)"}}
 
 
 class OwnerBotOutputSerializer(BotOutputSerializer):
@@ -56,11 +57,20 @@ def _game_choices() -> list[str]:
     return [spec.game_id for spec in list_games()]
 
 
+MAX_CONCURRENT_HELP = (
+    f"matches the bot may play at once (default 1, at most {services.MAX_CONCURRENT_LIMIT}); the gateway "
+    "grants the smallest of this, the Hello's max_concurrent_matches and its own per-stream limit, and "
+    "a hosted copy shares it"
+)
+
+
 class BotCreateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=40)
     games = serializers.ListField(child=GameIdField(max_length=60), min_length=1, max_length=20)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
-    max_concurrent = serializers.IntegerField(min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, default=1)
+    max_concurrent = serializers.IntegerField(
+        min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, default=1, help_text=MAX_CONCURRENT_HELP
+    )
 
 
 class BotUpdateInputSerializer(serializers.Serializer[Any]):
@@ -70,7 +80,7 @@ class BotUpdateInputSerializer(serializers.Serializer[Any]):
     )
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
     max_concurrent = serializers.IntegerField(
-        min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, required=False
+        min_value=1, max_value=services.MAX_CONCURRENT_LIMIT, required=False, help_text=MAX_CONCURRENT_HELP
     )
     accepts_challenges = serializers.BooleanField(
         required=False, help_text="other owners may ask for unrated practice matches against this bot"

@@ -18,7 +18,13 @@ class BotForm(forms.Form):
     games = forms.MultipleChoiceField(choices=game_choices, widget=forms.CheckboxSelectMultiple)
     description = forms.CharField(max_length=2000, required=False, widget=forms.Textarea(attrs={"rows": 3}))
     max_concurrent = forms.IntegerField(
-        min_value=1, max_value=MAX_CONCURRENT_LIMIT, initial=1, help_text="Matches this bot may play at once."
+        min_value=1,
+        max_value=MAX_CONCURRENT_LIMIT,
+        initial=1,
+        label="Max concurrent",
+        help_text=f"Matches this bot may play at once: 1 by default, at most {MAX_CONCURRENT_LIMIT}. The "
+        "gateway grants the smallest of this, what the bot's Hello asks (max_concurrent_matches) and its own "
+        "limit; the token page's commands ask for this many.",
     )
     accepts_challenges = forms.BooleanField(
         required=False, help_text="Other owners may ask for unrated practice matches against this bot."

@@ -380,41 +380,27 @@ def _keep_token_for_display(request: HttpRequest, bot: Bot, token: str, *, creat
 
 
 def connect_commands(*, address: str, token: str, bot: Bot) -> list[dict[str, str]]:
-    """Copy-paste commands that connect `bot` to the gateway at `address` with `token` (BOTS.md)."""
-    target, secret = shlex.quote(address), shlex.quote(token)
-    hello = json.dumps(
-        {
-            "hello": {
-                "botName": bot.name,
-                "sdk": "grpcurl",
-                "games": list(bot.games),
-                "maxConcurrentMatches": 1,
-            }
-        }
-    )
-    auth = shlex.quote(f"authorization: Bearer {token}")
+    """Copy-paste commands that connect `bot` to the gateway at `address` with `token` (BOTS.md), asking
+    for as many matches at once as the bot is registered for (`max_concurrent`)."""
+    target, secret, n = shlex.quote(address), shlex.quote(token), bot.max_concurrent
     return [
         {
             "id": "python",
             "label": "Python SDK example (pip install -e clients/python first)",
-            "command": f"python clients/python/examples/random_bot.py --target {target} --token {secret}",
+            "command": f"python clients/python/examples/random_bot.py --target {target} --token {secret} "
+            f"--concurrent {n}",
         },
         {
             "id": "node",
             "label": "Node bot (cd clients/node && npm ci first; run from the repository root)",
-            "command": f"node clients/node/bot.js --target {target} --token {secret}",
+            "command": f"node clients/node/bot.js --target {target} --token {secret} --concurrent {n}",
         },
         {
-            "id": "grpcurl-list",
-            "label": "grpcurl: the services (the gateway serves reflection) and its health",
-            "command": f"grpcurl -plaintext {target} list\n"
-            f"grpcurl -plaintext {target} grpc.health.v1.Health/Check",
-        },
-        {
-            "id": "grpcurl-connect",
-            "label": "grpcurl: open a stream by hand, then paste the Hello (one JSON message per line)",
-            "command": f"grpcurl -plaintext -H {auth} -d @ {target} caravanserai.bot.v1.BotService/Connect\n"
-            f"{hello}",
+            "id": "caravan-gateway",
+            "label": "caravan (pip install -e . first): the gateway's health, then a check of the token "
+            "(its Welcome and the round trip; run it before your bot starts)",
+            "command": f"caravan gateway health --target {target}\n"
+            f"caravan gateway hello --target {target} --token {secret} --concurrent {n}",
         },
     ]
 
@@ -427,6 +413,7 @@ def _token_page(request: HttpRequest, bot: Bot, token: str | None, created: bool
         "created": created,
         "gateway_address": address,
         "commands": connect_commands(address=address, token=token or TOKEN_PLACEHOLDER, bot=bot),
+        "max_concurrent_limit": bot_services.MAX_CONCURRENT_LIMIT,
     }
     response = render(request, "web/bot_token.html", context)
     add_never_cache_headers(response)

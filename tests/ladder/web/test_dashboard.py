@@ -237,14 +237,15 @@ def test_register_redirects_and_shows_the_token_once_with_commands(alice_client,
     html = page.content.decode()
     assert "Fresh is registered" in html and 'id="gateway-address">bots.example.org:443<' in html
     assert (
-        f"python clients/python/examples/random_bot.py --target bots.example.org:443 --token {token}" in html
+        f"python clients/python/examples/random_bot.py --target bots.example.org:443 --token {token} "
+        "--concurrent 1" in html
     )
-    assert f"node clients/node/bot.js --target bots.example.org:443 --token {token}" in html
-    assert "grpcurl -plaintext bots.example.org:443 list" in html
-    assert (
-        f"grpcurl -plaintext -H &#x27;authorization: Bearer {token}&#x27; -d @ bots.example.org:443 " in html
-    )
-    assert "caravanserai.bot.v1.BotService/Connect" in html and "maxConcurrentMatches" in html
+    assert f"node clients/node/bot.js --target bots.example.org:443 --token {token} --concurrent 1" in html
+    assert "caravan gateway health --target bots.example.org:443" in html
+    assert f"caravan gateway hello --target bots.example.org:443 --token {token} --concurrent 1" in html
+    assert "grpcurl" not in html
+    assert "ask for 1 match at once" in html and "at most 16" in html
+    assert "white-space: pre-wrap; overflow-wrap: anywhere" in html  # long commands wrap, never cut off
     assert token not in str(dict(alice_client.session))  # popped once shown
     assert token not in caplog.text
 

@@ -256,3 +256,35 @@ def test_a_match_voided_by_server_incidents_says_so_in_words(client, ladder2, ma
     assert "Server incident: stopped by our infrastructure once and voided" in page
     assert "no gateway alive" in page
     assert "server incident · unrated" in client.get(f"/bots/{a.pk}/").content.decode()
+
+
+def test_the_token_page_commands_ask_for_the_bots_max_concurrent(client, user, make_bot):
+    bot = make_bot(owner=user, name="Wide", max_concurrent=5)
+    client.force_login(user)
+    html = client.get(f"/bots/{bot.pk}/token/").content.decode()
+    assert "random_bot.py --target 127.0.0.1:50051 --token YOUR_TOKEN --concurrent 5" in html
+    assert "bot.js --target 127.0.0.1:50051 --token YOUR_TOKEN --concurrent 5" in html
+    assert "caravan gateway hello --target 127.0.0.1:50051 --token YOUR_TOKEN --concurrent 5" in html
+    assert "ask for 5 matches at once" in html and f"/bots/{bot.pk}/edit/" in html
+
+
+def test_max_concurrent_is_set_on_the_edit_page_and_over_rest(client, user, make_bot, alice_api):
+    bot = make_bot(owner=user, name="Narrow")
+    assert bot.max_concurrent == 1  # the default
+    client.force_login(user)
+    form = client.get(f"/bots/{bot.pk}/edit/").content.decode()
+    assert 'name="max_concurrent"' in form and "1 by default, at most 16" in form
+    posted = client.post(
+        f"/bots/{bot.pk}/edit/",
+        {"name": "Narrow", "games": ["expedition-v1"], "description": "", "max_concurrent": 3},
+    )
+    assert posted.status_code == 302
+    bot.refresh_from_db()
+    assert bot.max_concurrent == 3
+    patched = alice_api.patch(f"/api/v1/bots/{bot.pk}/", {"max_concurrent": 4}, format="json")
+    assert patched.status_code == 200 and patched.json()["max_concurrent"] == 4
+    too_many = alice_api.patch(f"/api/v1/bots/{bot.pk}/", {"max_concurrent": 17}, format="json")
+    assert too_many.status_code == 400 and "16" in str(too_many.json())
+    schema = alice_api.get("/api/v1/schema/?format=json").json()
+    field = schema["components"]["schemas"]["PatchedBotUpdateInputRequest"]["properties"]["max_concurrent"]
+    assert field["maximum"] == 16 and "default 1" in field["description"]
