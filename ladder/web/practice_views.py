@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db.models import Q
@@ -90,4 +91,10 @@ def practice_new(request: HttpRequest, bot_id: int) -> HttpResponse:
         else:
             return redirect("web:match", match_id=match.pk)
     games = [get_game(g).describe() for g in bot.games]
-    return render(request, "web/practice_form.html", {"bot": bot, "form": form, "games": games})
+    context = {
+        "bot": bot,
+        "form": form,
+        "games": games,
+        "max_wait_minutes": f"{settings.LADDER_PRACTICE_MAX_WAIT_SECONDS / 60:g}",
+    }
+    return render(request, "web/practice_form.html", context)

@@ -179,6 +179,7 @@ def test_the_practice_page_posts_then_redirects_to_the_match(mine, user, client)
     assert f"/bots/{mine.pk}/practice/" in client.get(f"/bots/{mine.pk}/").content.decode()
     page = client.get(f"/bots/{mine.pk}/practice/")
     assert page.status_code == 200 and "house bot: greedy" in page.content.decode()
+    assert "still waiting after 60 minutes is called off" in page.content.decode()
     form = {"game_id": "expedition-v1", "options": '{"strategic_two_player": true}', "seat1": "house:greedy"}
     response = client.post(f"/bots/{mine.pk}/practice/", form)
     match = Match.objects.get()
