@@ -4,7 +4,8 @@
 // sends Hello, answers every DecisionRequest and logs every fault the server reports.
 //
 // Usage: node bot.js --target 127.0.0.1:50051 --token TOKEN [--policy random|first] [--seed N]
-//        [--matches N] [--concurrent N] [--game expedition-v1]
+//        [--matches N] [--concurrent N] [--game expedition-v1] [--explain]
+// --explain: every answer carries a line of debug text (`this.debug(...)` in `ExampleBot.choose`, below).
 // Environment: CARAVANSERAI_TARGET, CARAVANSERAI_TOKEN, CARAVANSERAI_PROTO_ROOT (default ../../protos),
 // CARAVANSERAI_BOT_VERSION (the Hello's bot_version, default '1'; the ladder's bot host sets it to the version
 // the owner uploaded, so that is the version the ladder shows and rates).
@@ -27,6 +28,7 @@ function parseArgs(argv) {
     concurrent: 1,
     games: [],
     reconnect: true,
+    explain: false,
   };
   for (let i = 2; i < argv.length; i++) {
     const key = argv[i];
@@ -39,6 +41,7 @@ function parseArgs(argv) {
     else if (key === '--concurrent') { args.concurrent = Number(value); i++; }
     else if (key === '--game') { args.games.push(value); i++; }
     else if (key === '--no-reconnect') { args.reconnect = false; }
+    else if (key === '--explain') { args.explain = true; }
     else { console.error(`unknown argument ${key}`); process.exit(2); }
   }
   if (!['random', 'first'].includes(args.policy)) {
@@ -58,6 +61,45 @@ function makeRng(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+// The bot's decisions. `choose(observation, legal)` returns the id of one legal action; inside it,
+// `this.debug(...parts)` explains the decision to the bot's owner: the parts are joined with spaces, the calls
+// with newlines, and the text goes with this answer as `Decision.debug`. The owner sees it beside that step
+// on the match page and over REST (/api/v1/matches/<id>/debug/); opponents and spectators never do. The
+// server keeps at most 2048 bytes of UTF-8 per decision (a longer text is cut, with a marker, never a fault)
+// and removes control characters. Outside a decision the text is only logged. Decisions run one at a time
+// (choose is synchronous), so one decision's texts never mix with another's.
+class ExampleBot {
+  constructor(policy, rng, explain) {
+    this.policy = policy;
+    this.rng = rng;
+    this.explain = explain;
+    this._lines = null; // the debug texts of the decision being made
+  }
+
+  debug(...parts) {
+    const text = parts.map(String).join(' ');
+    if (this._lines === null) { log('debug() outside a decision (not sent):', text); return; }
+    this._lines.push(text);
+  }
+
+  choose(observation, legal) {
+    const index = this.policy === 'first' ? 0 : Math.floor(this.rng() * legal.length);
+    if (this.explain) this.debug(`${this.policy}: action ${index + 1} of ${legal.length} at step ${observation.step}`);
+    return legal[index].id;
+  }
+
+  // The answer to one request: the chosen id and what `debug` collected meanwhile.
+  decide(observation, legal) {
+    this._lines = [];
+    try {
+      const actionId = this.choose(observation, legal);
+      return { action_id: String(actionId), debug: this._lines.join('\n').slice(0, 16384) };
+    } finally {
+      this._lines = null;
+    }
+  }
 }
 
 function loadService() {
@@ -81,8 +123,7 @@ function main() {
   const args = parseArgs(process.argv);
   const BotService = loadService();
   const rng = makeRng(args.seed);
-  const choose = (observation, legal) =>
-    args.policy === 'first' ? legal[0].id : legal[Math.floor(rng() * legal.length)].id;
+  const bot = new ExampleBot(args.policy, rng, args.explain);
   let ended = 0;
   let backoffMs = 250;
   let stopping = false;
@@ -123,7 +164,8 @@ function main() {
           const r = message.decision_request;
           const observation = JSON.parse(r.observation_json);
           const legal = r.legal_actions.map((a) => ({ id: a.id, kind: a.kind, details: JSON.parse(a.details_json || '{}') }));
-          call.write({ decision: { match_id: r.match_id, request_id: r.request_id, action_id: choose(observation, legal) } });
+          const answer = bot.decide(observation, legal);
+          call.write({ decision: { match_id: r.match_id, request_id: r.request_id, ...answer } });
           break;
         }
         case 'match_ended': {

@@ -1,14 +1,24 @@
-"""The `Bot` base class and the typed values a bot sees (no gRPC types leak into a bot's code)."""
+"""The `Bot` base class and the typed values a bot sees (no gRPC types leak into a bot's code).
+
+`Bot.debug(...)` inside `decide`/`choose` attaches text to that decision's answer (`Decision.debug`): the
+decision being made is this thread's (`decide_explained` sets it), so overlapping decisions of several
+matches never mix their texts.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger("caravanserai_bot")
+
+MAX_DEBUG_BYTES = 2048  # what the server keeps of a decision's debug text (UTF-8); it cuts the rest
+_SEND_DEBUG_BYTES = 16 * 1024  # what the SDK sends at most: enough for the server to say how long it was
+_decision = threading.local()  # `lines`: the debug texts of the decision this thread is making
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,20 @@ class Bot(ABC):
         """The full request (match, step, clock); by default calls `decide(observation, legal_actions)`."""
         return self.decide(request.observation, request.legal_actions)
 
+    def debug(self, *parts: object) -> None:
+        """Explain the decision being made, for this bot's owner: call it inside `decide`/`choose`, as often
+        as you like (the texts are joined with newlines). It is sent with the answer (`Decision.debug`) and
+        shown to the bot's owner only, beside that step on the match page and over REST
+        (`/api/v1/matches/<id>/debug/`); never to opponents or spectators, during or after the match. The
+        server keeps at most MAX_DEBUG_BYTES (2048) bytes of UTF-8 per decision (a longer text is cut, with a
+        marker; never a fault) and removes control characters. Outside a decision the text is only logged."""
+        text = " ".join(str(p) for p in parts)
+        lines: list[str] | None = getattr(_decision, "lines", None)
+        if lines is None:
+            log.info("debug() outside a decision (not sent): %s", text)
+            return
+        lines.append(text)
+
     def on_match_start(self, match: Match) -> None:
         log.info(
             "match %s started: %s seat %d vs %s",
@@ -143,3 +167,20 @@ class Bot(ABC):
 
     def on_error(self, error: ServerError) -> None:
         log.warning("server refused a message (%s %s): %s", error.status, error.reason, error.message)
+
+
+def decide_explained(bot: Bot, request: Request) -> tuple[str, str, BaseException | None]:
+    """`bot.choose(request)` with its `debug` texts collected: (action id, debug text, the exception
+    `choose` raised or None; then the action id is empty). The text is cut to what is worth sending."""
+    _decision.lines = []
+    try:
+        action_id, error = str(bot.choose(request)), None
+    except Exception as exc:  # the caller answers empty (a "malformed" fault) and logs it
+        action_id, error = "", exc
+    finally:
+        text = "\n".join(_decision.lines)
+        del _decision.lines
+    encoded = text.encode("utf-8", "replace")
+    if len(encoded) > _SEND_DEBUG_BYTES:
+        text = encoded[:_SEND_DEBUG_BYTES].decode("utf-8", "ignore")
+    return action_id, text, error

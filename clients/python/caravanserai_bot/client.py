@@ -36,6 +36,7 @@ from caravanserai_bot.bot import (
     Request,
     ServerError,
     TimeControl,
+    decide_explained,
 )
 
 log = logging.getLogger("caravanserai_bot")
@@ -303,18 +304,16 @@ class Client:
             time_bank_seconds=r.time_bank_ms / 1000,
         )
         loop = asyncio.get_running_loop()
-        try:
-            action_id = await loop.run_in_executor(self._pool, self.bot.choose, request)
-        except Exception:
+        action_id, debug, error = await loop.run_in_executor(self._pool, decide_explained, self.bot, request)
+        if error is not None:
             # an empty answer: the server records a "malformed" fault at once and plays the fallback
-            log.exception("decide() raised at step %d of match %s", r.step, r.match_id)
-            action_id = ""
+            log.error("decide() raised at step %d of match %s", r.step, r.match_id, exc_info=error)
         assert self._write_lock is not None
         async with self._write_lock:
             await call.write(
                 bot_pb2.BotMessage(
                     decision=bot_pb2.Decision(
-                        match_id=r.match_id, request_id=r.request_id, action_id=str(action_id)
+                        match_id=r.match_id, request_id=r.request_id, action_id=action_id, debug=debug
                     )
                 )
             )

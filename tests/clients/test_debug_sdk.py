@@ -1,0 +1,113 @@
+"""The SDKs' debug texts: Python's `self.debug(...)` and Node's `this.debug(...)` inside a decision reach the
+referee's record for that step (through a real gateway), texts of overlapping decisions never mix, and a call
+outside a decision is only logged."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from engine_service.gateway.remote_seat import RemoteSeat
+from engine_service.policies import make_policy
+from engine_service.referee import HouseSeat, MatchRecord, TimeControl, run_match, verify
+from tests.engine_service.gateway.harness import (
+    GAME,
+    SDK_PATH,
+    BotProcess,
+    Stack,
+    ensure_node_modules,
+    wait_for_bot,
+)
+
+sys.path.insert(0, str(SDK_PATH))  # the SDK as a bot author uses it (not installed into the project venv)
+
+from caravanserai_bot import Bot, Client, LegalAction
+
+CONTROL = TimeControl(decision_seconds=2.0, time_bank_seconds=5.0, max_faults=3)
+
+
+class Explaining(Bot):
+    """Plays the first legal action and explains it in two calls; raises (and explains why) once."""
+
+    name = "explaining"
+    games = (GAME,)
+    max_concurrent_matches = 2
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decide(self, observation: dict[str, Any], legal_actions: Sequence[LegalAction]) -> str:
+        self.calls += 1
+        self.debug("step", observation["step"], "of", observation["game_id"])
+        self.debug(f"{len(legal_actions)} legal")
+        if self.calls == 3:
+            self.debug("about to fail")
+            raise RuntimeError("a bug in the bot")
+        return legal_actions[0].id
+
+
+def _seat_steps(record: MatchRecord, seat: int) -> list[int]:
+    return [step for step, (who, _) in enumerate(record.actions) if who == seat]
+
+
+def test_python_sdk_debug_texts_reach_the_record_by_step(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot = Explaining()
+    with caplog.at_level(logging.INFO, logger="caravanserai_bot"):
+        bot.debug("not in a decision")
+    assert "debug() outside a decision (not sent): not in a decision" in caplog.text
+    client = Client(bot, stack.gateway.target, "tok-sdk", max_matches=2)
+    records: list[MatchRecord] = []
+
+    def referee(seed: int) -> None:
+        seats = [HouseSeat(make_policy("random", seed), "house"), RemoteSeat("sdk", "sdk", stack.registry)]
+        records.append(run_match(GAME, 2, seed, seats, time_control=CONTROL))
+
+    def both() -> None:
+        wait_for_bot(stack.registry, "sdk")
+        threads = [threading.Thread(target=referee, args=(seed,)) for seed in (51, 52)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+
+    thread = threading.Thread(target=both)
+    thread.start()
+    asyncio.run(asyncio.wait_for(client.play(), 90))
+    thread.join(60)
+    assert len(records) == 2
+    for record in records:
+        verify(record)
+        steps = _seat_steps(record, 1)
+        assert sorted(record.debug) == steps  # every answer of the SDK seat, none of the house seat's
+        for step in steps:
+            lines = record.debug[step].split("\n")
+            assert lines[0] == f"step {step} of {GAME}" and lines[1].endswith(" legal")  # never mixed
+    [failed] = [f for r in records for f in r.faults]
+    failing = next(r for r in records if r.faults)
+    assert failed.kind == "malformed" and failing.debug[failed.step].endswith("\nabout to fail")
+
+
+def test_node_bot_debug_texts_reach_the_record_by_step(stack: Stack) -> None:
+    ensure_node_modules()
+    node = BotProcess("node", stack.gateway.target, "tok-gamma", stack.workdir, "--explain", "--seed", "4")
+    try:
+        wait_for_bot(stack.registry, "gamma")
+        seats = [RemoteSeat("gamma", "node-random", stack.registry), HouseSeat(make_policy("random", 5), "h")]
+        record = run_match(GAME, 2, 61, seats, time_control=CONTROL)
+    finally:
+        node.stop()
+    verify(record)
+    steps = _seat_steps(record, 0)
+    assert record.faults == [] and sorted(record.debug) == steps
+    for step in steps:
+        assert record.debug[step].startswith("random: action ") and record.debug[step].endswith(
+            f"step {step}"
+        )
