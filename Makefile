@@ -20,9 +20,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,envs]'
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e clients/python
+# setuptools' editable installs end with an informational "Editable installation" note (a build-backend
+# warning, though nothing is wrong), silenced by its exact message; any other warning still shows.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml clients/python/setup.py $(BIN)/python
+	$(QUIET_EDITABLE) $(BIN)/pip install --quiet -e '.[dev,envs]'
+	$(QUIET_EDITABLE) $(BIN)/pip install --quiet --no-deps --no-build-isolation -e clients/python
 	touch $@
 
 .PHONY: install

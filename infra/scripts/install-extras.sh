@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Install steps beyond pip, each skipped when already done: generated gRPC stubs, the Node example bot's
-# packages and buf (when Node.js is present), Debian's Chromium for browser tests and Debian's HAProxy for the
-# scale-out rehearsal and Debian's bubblewrap and libseccomp2 for the hosted bots' sandbox (when running as
-# root with apt; the Python side of the filter is PyPI's pyseccomp, pinned in pyproject.toml).
+# Install steps beyond pip, each skipped when already done: generated gRPC stubs (the engine's and the Python
+# SDK's), the Node example bot's packages and buf (when Node.js is present), Debian's Chromium for browser
+# tests, Debian's HAProxy for the scale-out rehearsal, and Debian's bubblewrap and libseccomp2 for the hosted
+# bots' sandbox (when running as root with apt; the Python side of the filter is PyPI's pyseccomp, pinned in
+# pyproject.toml).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=.venv/bin
 
 if [ -d engine_service/gateway ] && [ -f engine_service/gateway/codegen.py ]; then
   "$BIN/python" -m engine_service.gateway.codegen
+fi
+
+# The Python SDK's stubs, into its git-ignored _generated/ (its editable install builds none; run by path so
+# the package is not imported, which would generate them silently on first import)
+if [ -f clients/python/caravanserai_bot/_codegen.py ]; then
+  "$BIN/python" clients/python/caravanserai_bot/_codegen.py
 fi
 
 if [ -f clients/node/package.json ] && command -v npm >/dev/null 2>&1; then
