@@ -34,8 +34,8 @@ install: $(VENV)/.installed ## create .venv and install the project with its pin
 	@BUF_VERSION=$(BUF_VERSION) bash infra/scripts/install-extras.sh
 
 .PHONY: test
-test: install lint ## lint, then the whole suite on PostgreSQL + Redis, then the database tests on SQLite (CI)
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest
+test: install lint ## lint, the suite on PostgreSQL + Redis (its 20 slowest tests listed), its database tests on SQLite (CI)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest --durations=20
 	env -u DATABASE_URL -u REDIS_URL $(BIN)/pytest -m "django_db and not browser"; \
 	  status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]  # 5: no database tests collected
 
