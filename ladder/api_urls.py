@@ -15,6 +15,7 @@ from ladder.matches import status_apis as match_status
 from ladder.ratings import apis as ratings
 from ladder.ratings import audit_apis as rating_audit
 from ladder.replays import apis as replays
+from ladder.replays import dataset_apis as replay_dataset
 from ladder.replays import debug_apis as replay_debug
 
 app_name = "api-v1"
@@ -36,6 +37,9 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("ladders/<int:ladder_id>/", ladders.LadderDetailApi.as_view(), name="ladder-detail"),
     path("ladders/<int:ladder_id>/leaderboard/", ladders.LeaderboardApi.as_view(), name="leaderboard"),
     path("ladders/<int:ladder_id>/seats/", ratings.LadderSeatsApi.as_view(), name="ladder-seats"),
+    path(
+        "ladders/<int:ladder_id>/dataset/", replay_dataset.LadderDatasetApi.as_view(), name="ladder-dataset"
+    ),
     path("ladders/<int:ladder_id>/seasons/", ratings.LadderSeasonsApi.as_view(), name="ladder-seasons"),
     path(
         "ladders/<int:ladder_id>/seasons/close/",
