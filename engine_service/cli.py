@@ -33,6 +33,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from engine_service.cli_dataset import add_parser as add_dataset_parser
 from engine_service.cli_schema import SchemaError
 from engine_service.cli_schema import add_parser as add_schema_parser
 from engine_service.games import GameError, GameState, get_game, list_games
@@ -414,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_schema_parser(sub)
+    add_dataset_parser(sub)
 
     replay = sub.add_parser("replay", help="verify or show a recorded match")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, parser_class=_Parser)
