@@ -7,8 +7,10 @@ Layer: worker infrastructure. A worker process counts the `run_match` tasks its 
 search process now, the longest wait for one in the last 30 s, `SearchPool.pressure`). A worker that stops
 or stalls stops claiming, and its room is no longer counted.
 
-`headroom(reports, queued)` is the read side, pure: the free threads of the live reports less the matches
-already queued for them, and whether the search pools keep up (no decision waited longer than
+`headroom(reports, queued)` is the read side, pure: the free threads of the live reports, plus
+`QUEUE_AHEAD_PER_WORKER` matches each may have waiting (so a thread that frees finds its next match at once
+rather than at matchmaking's next beat; a queued match runs no clock), less the matches already queued, and
+whether the search pools keep up (no decision waited longer than
 `SEARCH_WAIT_LIMIT_SECONDS` for a free process in the window, none waiting beyond a pool's size now). With no
 live report (no worker started yet, tasks run in-process in a test) the headroom is unknown and matchmaking
 keeps to its configured limits.
@@ -36,6 +38,7 @@ KIND = "worker"
 REPORT_SECONDS = 1.0
 CLAIM_SECONDS = 5.0  # a report not renewed within this lapses (a worker killed, stalled or cut off)
 SEARCH_WAIT_LIMIT_SECONDS = 1.0  # a search decision that waited longer for a free process: the pool is behind
+QUEUE_AHEAD_PER_WORKER = 2
 
 _occupied = 0
 _lock = threading.Lock()
@@ -112,6 +115,7 @@ def headroom(reports: Mapping[str, CapacityReport], queued: int) -> Headroom:
     if not reports:
         return Headroom(None, None)
     free = sum(max(0, int(r.payload["threads"]) - int(r.payload["busy"])) for r in reports.values())
+    free += QUEUE_AHEAD_PER_WORKER * len(reports)
     behind = None
     for _, r in sorted(reports.items()):
         waiting, longest = int(r.payload["search_waiting"]), float(r.payload["search_longest_wait"])

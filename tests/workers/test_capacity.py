@@ -37,8 +37,9 @@ def live(payload: dict[str, float]) -> CapacityReport:
 def test_headroom_sums_free_threads_less_queued_and_names_a_search_pool_behind() -> None:
     assert not capacity.headroom({}, queued=3).known  # no worker reports: unknown, configured limits only
     room = capacity.headroom({"a": live(report(4, 1)), "b": live(report(2, 2))}, queued=1)
-    assert room.free_threads == 2 and room.search_behind is None
-    assert capacity.headroom({"a": live(report(1, 0))}, queued=5).free_threads == 0
+    ahead = capacity.QUEUE_AHEAD_PER_WORKER
+    assert room.free_threads == 3 + 2 * ahead - 1 and room.search_behind is None
+    assert capacity.headroom({"a": live(report(1, 0))}, queued=1 + ahead + 4).free_threads == 0
     slow = capacity.headroom({"a": live(report(4, 0, longest=2.5))}, queued=0)
     assert slow.search_behind is not None and "2.5s" in slow.search_behind
     deep = capacity.headroom({"a": live(report(4, 0, waiting=3))}, queued=0)
@@ -64,18 +65,19 @@ def test_tables_past_the_workers_free_threads_wait_and_are_shown_waiting(
     monkeypatch.setattr("ladder.ladders.capacity.registry", lambda: registry)
     monkeypatch.setattr(metrics, "registry", lambda: registry)
     ladder_create(game_id="expedition-v1", num_players=2, slug="duels", house_bots_allowed=False)
-    for _ in range(4):
+    ahead = capacity.QUEUE_AHEAD_PER_WORKER
+    for _ in range(2 * (ahead + 1)):
         connect(registry, make_bot(max_concurrent=1), capacity=1)
-    registry.report_capacity(capacity.KIND, "w1", report(1, 0), time.time() + 5)
+    registry.report_capacity(capacity.KIND, "w1", report(1, 1), time.time() + 5)  # its one thread busy
     created = matchmaking.matchmake(rng=random.Random(1))
-    assert len(created["duels"]) == 1  # two tables planned, one thread free
+    assert len(created["duels"]) == ahead  # tables planned for every bot; room for the queue ahead only
     held = held_tables()
     assert held.per_ladder == {"duels": 1} and "every worker thread is busy or promised" in held.reasons
     scraped = generate_latest(metrics.REGISTRY).decode()
     assert 'caravanserai_tables_waiting_for_capacity{ladder="duels"} 1.0' in scraped
-    assert 'caravanserai_worker_free_threads{worker="w1"} 1.0' in scraped
-    registry.report_capacity(capacity.KIND, "w1", report(4, 1), time.time() + 5)
-    assert len(matchmaking.matchmake(rng=random.Random(2))["duels"]) == 1  # the other table, now
+    assert 'caravanserai_worker_free_threads{worker="w1"} 0.0' in scraped
+    registry.report_capacity(capacity.KIND, "w1", report(8, 1), time.time() + 5)
+    assert len(matchmaking.matchmake(rng=random.Random(2))["duels"]) == 1  # the last table, now
     assert held_tables().per_ladder == {}
 
 
