@@ -267,6 +267,7 @@ def _live(
     )
     frame = frame_with_words(record, len(actions), None, reveal=False)
     frame["result"] = None  # the result comes with the replay, once the match is recorded
-    _label, reader = _score_reader(game_id)
+    label, reader = _score_reader(game_id)
     frame["scores"] = reader(frame["view"]) if reader else None
+    frame["score_label"] = label
     return frame

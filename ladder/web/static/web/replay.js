@@ -3,7 +3,11 @@
    It fetches frames re-simulated by the server (/api/v1/matches/<id>/frames/, /index/, /live/) and the
    game's static board (/api/v1/games/<id>/board/), and draws around the game's own renderer: the step
    controls, jumps by turn and by round, the address (?step=N&seat=S), the next action and the log in words,
-   and the final screen. Each game's file (web/games/<family>.js) registers its renderer:
+   the final screen, and beside the board (web/replay-moves.js) the move list (/moves/), each seat's clock
+   and the score graph, and what the last action changed (web/replay-diff.js: the numbers by seat, and the
+   changed elements of the board marked `rv-changed`, from the frame before, drawn off-screen). A sticky
+   bar keeps the current move and the step buttons in view under the board. Each game's file
+   (web/games/<family>.js) registers its renderer:
 
      CaravanReplay.register("<family>", { draw: function (ctx) { return "<html>"; } });
 
@@ -31,7 +35,43 @@
     var el = function (id) { return document.getElementById(id); };
     var CHUNK = 100;
     var board = el("rv-board"), statusLine = el("rv-status"), words = el("rv-words");
-    var state = { step: 0, seat: "", playing: false, timer: null, chunks: {}, pending: {}, index: null, table: null };
+    var state = {
+      step: 0, seat: "", playing: false, timer: null, chunks: {}, pending: {}, index: null, table: null,
+      moves: null, series: [], drawn: null, live: null
+    };
+    var panels = buildPanels();
+
+    // The side column (clocks, words, graph, moves) beside the board, the changes under it, the sticky bar.
+    function buildPanels() {
+      var body = board.parentNode;
+      var side = document.createElement("aside");
+      side.className = "rv-side";
+      side.setAttribute("aria-label", "the match beside the board");
+      side.innerHTML = '<div id="rv-clocks" class="rv-panel" hidden></div>';
+      side.appendChild(words);
+      side.insertAdjacentHTML("beforeend", '<section id="rv-moves" class="rv-panel rv-moves" hidden aria-label="moves"><h3>Moves</h3>' +
+        '<div class="rv-moves-scroll" tabindex="0" role="region" aria-label="the move list"><ol class="rv-rounds"></ol></div></section>');
+      var main = document.createElement("div");
+      main.className = "rv-main";
+      body.insertBefore(main, board);
+      main.appendChild(board);
+      main.insertAdjacentHTML("beforeend", '<div id="rv-changes" class="rv-changes small" aria-live="polite"></div>' +
+        '<div id="rv-graph" class="rv-panel" hidden></div>');
+      body.appendChild(side);
+      var bar = document.createElement("div");
+      bar.className = "rv-bar";
+      bar.id = "rv-bar";
+      bar.innerHTML = (cfg.mode === "live" ? "" : '<button type="button" data-go="-1" aria-label="previous step">◀</button>') +
+        '<span id="rv-now" class="rv-now"></span>' + (cfg.mode === "live" ? "" : '<button type="button" data-go="1" aria-label="next step">▶</button>');
+      body.parentNode.insertBefore(bar, body.nextSibling);
+      return { side: side, clocks: el("rv-clocks"), graph: el("rv-graph"), moves: el("rv-moves"), changes: el("rv-changes"), bar: bar, now: el("rv-now") };
+    }
+    function helpers() {
+      return { seatName: seatName, seatColor: seatColor, esc: esc, withNames: withNames, players: cfg.seats.length, href: href };
+    }
+    function href(step) {
+      return "?step=" + step + (state.seat === "" ? "" : "&seat=" + state.seat) + "#replay";
+    }
 
     function seatName(seat) {
       var s = cfg.seats[seat];
@@ -72,10 +112,14 @@
       });
     }
 
+    function logHtmlFirst(frame) {
+      var lines = frame.log || [];
+      return lines.length ? "<b>" + frame.step + ".</b> " + withNames(lines[lines.length - 1].text) : "The start of the game";
+    }
     function logHtml(frame) {
       var lines = (frame.log || []).slice().reverse();
       if (!lines.length) return '<p class="muted small">Nothing has happened yet.</p>';
-      return '<ul class="events">' + lines.map(function (line) {
+      return '<ul class="events" tabindex="0" aria-label="what happened, newest first">' + lines.map(function (line) {
         var dot = line.seat !== null && line.seat !== undefined ? '<span class="seat-dot seat-' + Number(line.seat) + '"></span>' : '<span class="seat-dot game"></span>';
         return "<li>" + dot + withNames(line.text) + "</li>";
       }).join("") + "</ul>";
@@ -116,23 +160,92 @@
       return bits.join(" · ");
     }
 
-    function draw(frame, revealed) {
+    function boardHtml(frame, revealed, quiet) {
       var renderer = renderers[cfg.family];
       var ctx = {
         frame: frame, view: frame.view, board: state.table, seat: state.seat === "" ? null : Number(state.seat),
         revealed: !!revealed, players: cfg.seats.length, seatName: seatName, seatColor: seatColor, esc: esc,
         live: cfg.mode === "live"
       };
-      var html;
       try {
-        html = renderer ? renderer.draw(ctx) : '<pre class="json-frame">' + esc(JSON.stringify(frame.view, null, 2)) + "</pre>";
+        return renderer ? renderer.draw(ctx) : '<pre class="json-frame">' + esc(JSON.stringify(frame.view, null, 2)) + "</pre>";
       } catch (err) {
-        root.setAttribute("data-render-errors", (root.getAttribute("data-render-errors") || "") + "step " + frame.step + ": " + err.message + "\n");
-        html = '<p class="error-box">This frame could not be drawn (' + esc(err.message) + ").</p>";
+        if (!quiet) root.setAttribute("data-render-errors", (root.getAttribute("data-render-errors") || "") + "step " + frame.step + ": " + err.message + "\n");
+        return '<p class="error-box">This frame could not be drawn (' + esc(err.message) + ").</p>";
       }
+    }
+
+    // Draws `frame`; `before` (the frame of the step before, same view) if known, to show what changed.
+    function draw(frame, revealed, before) {
+      var html = boardHtml(frame, revealed, false);
+      var key = state.seat + "|" + frame.step;
+      var old = before ? drawnBefore(before, revealed) : null;
       board.innerHTML = html;
+      state.drawn = { key: key, html: html };
+      board.querySelectorAll(".board-scroll").forEach(function (box) {
+        if (!box.hasAttribute("tabindex")) {
+          box.setAttribute("tabindex", "0");
+          box.setAttribute("role", "region");
+          box.setAttribute("aria-label", "the board (scrolls sideways)");
+        }
+      });
       words.innerHTML = wordsHtml(frame);
       el("rv-turn").textContent = where(frame);
+      showChanges(frame, before, old);
+      showClocks(frame);
+      showGraph(frame);
+    }
+    function drawnBefore(before, revealed) {
+      var holder = document.createElement("div");
+      var key = state.seat + "|" + before.step;
+      holder.innerHTML = state.drawn && state.drawn.key === key ? state.drawn.html : boardHtml(before, revealed, true);
+      return holder;
+    }
+    function showChanges(frame, before, old) {
+      var diff = api.diff;
+      if (!before || !diff) { panels.changes.innerHTML = ""; root.setAttribute("data-changed", "0"); return; }
+      var marked = diff.mark(old, board);
+      var deltas = diff.deltas(before.view, frame.view, cfg.seats.length);
+      root.setAttribute("data-changed", String(marked));
+      root.setAttribute("data-deltas", String(deltas.length));
+      var bySeat = {};
+      deltas.forEach(function (d) {
+        var who = d.seat === null ? "table" : d.seat;
+        (bySeat[who] = bySeat[who] || []).push(esc(d.label) + " " + (d.delta > 0 ? "+" : "−") + Math.abs(d.delta));
+      });
+      var since = frame.step - before.step > 1 ? " (since step " + before.step + ")" : "";
+      var rows = Object.keys(bySeat).map(function (who) {
+        var name = who === "table" ? "the table" : withNames("seat " + who);
+        return "<li>" + (who === "table" ? '<span class="seat-dot game"></span>' : '<span class="seat-dot seat-' + who + '"></span>') + name + ": " + bySeat[who].join(", ") + "</li>";
+      });
+      panels.changes.innerHTML = rows.length ? '<h3 class="rv-changes-h">Changed by the last move' + since + '</h3><ul class="rv-changes-list">' + rows.join("") + "</ul>" : "";
+    }
+    function showClocks(frame) {
+      var timed = frame.clocks && frame.clocks.some(function (c) { return c; });
+      panels.clocks.hidden = !timed && !(frame.next_action && frame.next_action.clock);
+      if (!panels.clocks.hidden) panels.clocks.innerHTML = "<h3>Clocks</h3>" + api.moves.clocks(frame, helpers());
+    }
+    function showGraph(frame) {
+      var label = state.moves ? state.moves.score_label : cfg.scoreLabel;
+      if (!label || !state.series.length || !api.moves) { panels.graph.hidden = true; return; }
+      var steps = cfg.mode === "live" ? Math.max(1, state.series[state.series.length - 1].step) : cfg.steps;
+      panels.graph.hidden = false;
+      panels.graph.innerHTML = api.moves.graph(state.series, steps, label, frame.step, helpers());
+      panels.graph.setAttribute("data-steps", String(steps));
+    }
+    function showCurrentMove(step) {
+      var moves = panels.moves;
+      var old = moves.querySelector("a.rv-move.current");
+      if (old) { old.classList.remove("current"); old.removeAttribute("aria-current"); }
+      var move = state.moves && step > 0 ? state.moves.moves[step - 1] : null;
+      panels.now.innerHTML = move ? "<b>" + step + ".</b> " + withNames("seat " + move.seat) + " " + esc(move.text) : step === 0 ? "The start of the game" : "";
+      var link = moves.querySelector('a.rv-move[data-step="' + step + '"]');
+      if (!link) return;
+      link.classList.add("current");
+      link.setAttribute("aria-current", "step");
+      var box = moves.querySelector(".rv-moves-scroll");
+      var r = link.getBoundingClientRect(), b = box.getBoundingClientRect();
+      if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += (r.top - b.top) - box.clientHeight / 2;
     }
 
     function writeAddress() {
@@ -149,9 +262,12 @@
       el("rv-step").textContent = step;
       root.setAttribute("data-step", String(step));
       var seat = state.seat;
-      return frameAt(seat, step).then(function (got) {
+      var before = step > 0 ? frameAt(seat, step - 1).then(function (got) { return got.frame; }, function () { return null; }) : Promise.resolve(null);
+      return Promise.all([frameAt(seat, step), before]).then(function (both) {
+        var got = both[0];
         if (state.step !== step || state.seat !== seat) return;
-        draw(got.frame, got.revealed);
+        draw(got.frame, got.revealed, both[1]);
+        showCurrentMove(step);
         statusLine.textContent = "";
         writeAddress();
         root.setAttribute("data-rendered-step", String(step));
@@ -226,12 +342,60 @@
       });
     }
 
+    function loadMoves() {
+      var all = [];
+      function page(start) {
+        return getJson(cfg.api + "matches/" + cfg.matchId + "/moves/?start=" + start).then(function (body) {
+          all = all.concat(body.moves);
+          if (body.moves.length && all.length < body.steps) return page(all.length);
+          body.moves = all;
+          return body;
+        });
+      }
+      return page(0).then(function (body) {
+        state.moves = body;
+        state.series = body.scores.map(function (scores, i) { return { step: i, scores: scores }; });
+        panels.moves.querySelector(".rv-rounds").innerHTML = api.moves.list(body, helpers());
+        panels.moves.hidden = false;
+        root.setAttribute("data-moves", "ready");
+        showCurrentMove(state.step);
+        if (state.drawn) showGraph({ step: state.step });
+      }).catch(function (err) { statusLine.textContent = "The move list is unavailable: " + err.message; });
+    }
+    function bindPanels() {
+      panels.moves.addEventListener("click", function (e) {
+        var link = e.target.closest ? e.target.closest("a.rv-move") : null;
+        if (!link || e.ctrlKey || e.metaKey || e.shiftKey) return;
+        e.preventDefault();
+        stopPlaying();
+        show(Number(link.getAttribute("data-step")));
+      });
+      panels.graph.addEventListener("click", function (e) {
+        var svg = panels.graph.querySelector("svg");
+        if (!svg) return;
+        stopPlaying();
+        show(api.moves.stepAt(svg, e.clientX, cfg.steps));
+      });
+      panels.bar.addEventListener("click", function (e) {
+        var go = e.target.closest ? e.target.closest("[data-go]") : null;
+        if (!go) return;
+        stopPlaying();
+        show(state.step + Number(go.getAttribute("data-go")));
+      });
+    }
+
     function startReplay() {
       bindReplayControls();
+      bindPanels();
       var params = new URLSearchParams(window.location.search);
       var seat = params.get("seat");
       if (seat !== null && cfg.seats[Number(seat)]) { state.seat = String(Number(seat)); el("rv-seat").value = state.seat; }
-      el("rv-seat").addEventListener("change", function () { state.seat = el("rv-seat").value; show(state.step); });
+      el("rv-seat").addEventListener("change", function () {
+        state.seat = el("rv-seat").value;
+        panels.moves.querySelectorAll("a.rv-move").forEach(function (a) { a.setAttribute("href", href(Number(a.getAttribute("data-step")))); });
+        show(state.step);
+      });
+      loadMoves();
       var step = Number(params.get("step") || 0);
       getJson(cfg.api + "matches/" + cfg.matchId + "/index/").then(function (index) {
         state.index = index;
@@ -251,7 +415,14 @@
             return;
           }
           if (body.frame) {
-            draw(body.frame, false);
+            var before = state.live && state.live.step < body.frame.step ? state.live : null;
+            if (body.frame.scores && (!state.series.length || state.series[state.series.length - 1].step < body.step)) {
+              state.series.push({ step: body.step, scores: body.frame.scores });
+            }
+            cfg.scoreLabel = body.frame.score_label;
+            if (!state.live || state.live.step !== body.frame.step) draw(body.frame, false, before);
+            state.live = body.frame;
+            panels.now.innerHTML = logHtmlFirst(body.frame);
             root.setAttribute("data-rendered-step", String(body.step));
             el("rv-step").textContent = body.step;
           }
