@@ -184,7 +184,7 @@ def test_leaderboard_shows_rules_marks_and_seat_statistics(client, some_matches,
     html = client.get(f"/ladders/{ladder2.slug}/").content.decode()
     assert 'id="ranking-rules"' in html and "\u03bc \u2212 3\u03c3" in html and "Wilson" in html
     assert "provisional" in html and 'data-tier="1"' in html
-    assert 'id="seat-stats"' in html and "Seat 1 moves first" in html
+    assert 'id="seat-stats"' in html and "Seat 0 moves first" in html
 
 
 def test_bot_page_statistics_and_compare(client, some_matches, ladder2, ladder4):
