@@ -2,7 +2,8 @@
 
    It fetches GET /api/v1/matches/<id>/debug/ (the panel's data-debug-url) with the visitor's session; the
    server answers a seat's texts to its bot's owner and staff only, 403 to anyone else, and then the panel
-   stays hidden. Each step is a link to the replay at that step in that seat's view (?step=N&seat=S#replay);
+   stays hidden. Each step is a link to the replay at that step in that seat's view (?step=N&seat=S#replay),
+   and the step the page was opened at is marked (and scrolled to) in the list;
    "More steps" asks for the next page (next_start). Texts are set as text (never as HTML): a bot's text can
    hold anything. Vanilla JS, no build. */
 (function () {
@@ -14,6 +15,7 @@
   var more = document.getElementById("debug-more");
   var status = document.getElementById("debug-status");
   var lists = {};  // seat index -> its <ol>
+  var shownStep = new URLSearchParams(window.location.search).get("step");  // the replay's step: marked
 
   function seatList(seat) {
     if (lists[seat.seat]) return lists[seat.seat];
@@ -41,6 +43,7 @@
     text.textContent = entry.text;
     item.appendChild(link);
     item.appendChild(text);
+    if (String(entry.step) === shownStep) item.className = "debug-current";
     return item;
   }
 
@@ -55,6 +58,8 @@
     more.hidden = body.next_start === null;
     more.setAttribute("data-start", body.next_start === null ? "" : String(body.next_start));
     panel.hidden = false;
+    var current = seatsBox.querySelector(".debug-current");
+    if (current && current.parentNode.scrollTo) current.parentNode.scrollTo(0, current.offsetTop - current.parentNode.offsetTop);
     return count;
   }
 
