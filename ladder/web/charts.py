@@ -2,10 +2,12 @@
 
 Pure: no Django, no I/O, no clock. A chart is one SVG of stacked panels (small multiples: one panel per
 ladder when a bot plays several); a panel holds one or more series, each a line with an optional
-confidence band (the rating interval) and a hover text per point (an SVG `<title>`, which browsers show
-as a tooltip and screen readers read). The x axis is dates (UTC) when points carry datetimes, else game
-numbers. Colours come from the Okabe-Ito palette, which stays distinct under the common colour-vision
-deficiencies; its yellow is left out (too faint on white).
+confidence band (the rating interval), an optional dashed second line of the value the board ranks by
+(`Point.ranked`, the conservative rating mu - 3 sigma, named in the legend) and a hover text per point
+(an SVG `<title>`, which browsers show as a tooltip and screen readers read). The x axis is dates (UTC)
+when points carry datetimes, else game numbers; a date axis spans at least ten minutes, so a chart of one
+game does not read as a one-second axis. Colours come from the Okabe-Ito palette, which stays distinct
+under the common colour-vision deficiencies; its yellow is left out (too faint on white).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ AXIS_SPACE = 40
 LEGEND_ROW = 18
 MAX_DOTS = 60  # visible dots up to this many points; hover targets always
 MAX_HOVER = 400  # hover targets per series at most (evenly thinned beyond)
+MIN_DATE_SPAN = 600.0  # seconds: the narrowest date axis (ten minutes)
+RANKED_LABEL = "\u03bc \u2212 3\u03c3, dashed: what the board ranks by"
 
 _TIME_STEPS = (
     1,
@@ -60,6 +64,7 @@ class Point:
     low: float | None = None  # confidence band, when known
     high: float | None = None
     hover: str = ""
+    ranked: float | None = None  # the value the board ranks by (mu - 3 sigma), drawn dashed when known
 
 
 @dataclass(frozen=True)
@@ -176,13 +181,14 @@ def _panel(panel: Panel, y0: int, width: int, height: int, colour_index: int) ->
     for s, pts in series:
         for p in pts:
             ys.append(p.value)
-            ys += [v for v in (p.low, p.high) if v is not None]
+            ys += [v for v in (p.low, p.high, p.ranked) if v is not None]
         if s.start is not None and not dates:
             ys.append(s.start)
     if dates:
         x_lo, x_hi = min(xs), max(xs)
-        if x_hi - x_lo < 2:
-            x_lo, x_hi = x_lo - 1, x_hi + 1
+        if x_hi - x_lo < MIN_DATE_SPAN:
+            middle = (x_lo + x_hi) / 2
+            x_lo, x_hi = middle - MIN_DATE_SPAN / 2, middle + MIN_DATE_SPAN / 2
     else:
         x_lo, x_hi = 0.0, max(max(xs), 1.0)
     y_min, y_max = min(ys), max(ys)
@@ -258,11 +264,19 @@ def _panel(panel: Panel, y0: int, width: int, height: int, colour_index: int) ->
         legend_y = base + AXIS_SPACE + 8 + LEGEND_ROW * index
         parts.append(f'<rect x="{LEFT}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>')
         parts.append(
-            f'<text x="{LEFT + 16}" y="{legend_y}" class="chart-legend">{escape(s.label)} '
-            f"({pts[-1].value:.1f})</text>"
+            f'<text x="{LEFT + 16}" y="{legend_y}" class="chart-legend">{escape(_legend(s, pts))}</text>'
         )
     parts.append("</g>")
     return parts, used, panel_height
+
+
+def _legend(s: Series, pts: list[Point]) -> str:
+    last = pts[-1]
+    if last.ranked is None:
+        return f"{s.label} ({last.value:.1f})"
+    return (
+        f"{s.label}: \u03bc {last.value:.1f}, band \u03bc \u00b1 2\u03c3; {RANKED_LABEL} ({last.ranked:.2f})"
+    )
 
 
 def _series(
@@ -288,6 +302,14 @@ def _series(
     parts.append(
         f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2" class="chart-line"/>'
     )
+    ranked = [(px(_x(p.x)), py(p.ranked)) for p in pts if p.ranked is not None]
+    if ranked:
+        dashed = " ".join(f"{x:.1f},{y:.1f}" for x, y in ranked)
+        parts.append(
+            f'<polyline points="{dashed}" fill="none" stroke="{color}" stroke-width="1.5" '
+            f'stroke-dasharray="5 3" class="chart-line chart-ranked"><title>{escape(s.label)}: '
+            f"{RANKED_LABEL}</title></polyline>"
+        )
     every = max(1, math.ceil(len(pts) / MAX_HOVER))
     for i, p in enumerate(pts):
         if i % every and i != len(pts) - 1:

@@ -140,11 +140,12 @@ def season_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     return render(request, "web/season.html", context)
 
 
-CHART_Y_LABEL = "OpenSkill \u03bc \u00b1 2\u03c3"
+CHART_Y_LABEL = "OpenSkill \u03bc and \u03bc \u2212 3\u03c3"
 
 
 def _history_points(rows: list[RatingLedger], first_game: int, *, label: str) -> list[Point]:
-    """Chart points from ledger rows: OpenSkill mu with its interval, a hover text per game."""
+    """Chart points from ledger rows: OpenSkill mu with its interval, the conservative rating the board ranks
+    by, a hover text per game."""
     points = []
     for i, row in enumerate(rows):
         low, high = rating_interval(row.mu_after, row.sigma_after)
@@ -159,6 +160,7 @@ def _history_points(rows: list[RatingLedger], first_game: int, *, label: str) ->
                 f"{' · version ' + row.version if row.version else ''} · "
                 f"μ {row.mu_after:.2f} ± {2 * row.sigma_after:.2f} · conservative "
                 f"{row.conservative_after:.2f} · Elo {row.elo_after:.0f}",
+                ranked=row.conservative_after,
             )
         )
     return points
