@@ -15,7 +15,8 @@ Admission and fairness between ladders:
   CARAVANSERAI_SEARCH_SEATS of their seats are in flight (NEW, QUEUED or RUNNING) at once; past it they are
   not seated, and tables wait for room instead of starting with a pool that cannot keep their clock.
 - A newcomer (no rating yet, or provisional on the ladder) anchors a table before settled bots, and its
-  table takes fast opponents before house bots that search, so its first result comes soon.
+  table takes fast opponents before house bots that search, so its first result comes soon; ladders where a
+  newcomer waits are served before the others, so scarce threads go to its table first.
 - Measured headroom (`workers.capacity`): no more tables than the live workers report free threads for (less
   the matches already queued for them); no new search seats while a worker reports its search pool behind;
   and no table for a bot whose every stream is on a gateway that is not admitting at normal speed (its loop
@@ -258,6 +259,15 @@ def measured_headroom() -> capacity.Headroom:
     return capacity.headroom(reports, queued)
 
 
+def has_newcomer(ladder: Ladder, online: dict[int, Online]) -> bool:
+    """Some online bot that plays the ladder's game has no rating on it yet, or a provisional one."""
+    playing = [b for b, o in online.items() if ladder.game_id in o.games]
+    if not playing:
+        return False
+    sigmas = dict(Rating.objects.filter(ladder=ladder, bot_id__in=playing).values_list("bot_id", "sigma"))
+    return any(b not in sigmas or is_provisional(sigmas[b], ladder.provisional_sigma) for b in playing)
+
+
 def run_budget(online: dict[int, Online]) -> Budget:
     """This run's budget: each online bot's free slots, the search pools' room and the workers' threads."""
     busy = in_flight(list(online))
@@ -345,7 +355,9 @@ def matchmake(
     budget = run_budget(online)
     budget.reasons.extend(held_bots)
     created: dict[str, list[int]] = {}
-    for ladder, served in ladders_longest_unserved_first(rng):
+    ladders = ladders_longest_unserved_first(rng)
+    ladders.sort(key=lambda entry: not has_newcomer(entry[0], online))  # stable: newcomers' ladders first
+    for ladder, served in ladders:
         if not any(budget.free.values()):
             break
         dup = ladder.duplicate_sets if duplicate_sets is None else duplicate_sets
@@ -371,9 +383,11 @@ def report_held(held: Counter[str], reasons: list[str]) -> None:
 
 
 def send_practice_matches() -> list[int]:
-    """Send the practice matches owners asked for (created NEW by the web) to the workers, once each."""
+    """Send the practice matches owners asked for (created NEW by the web) to the workers, once each, when
+    their bots have a free slot (a waiting one is NEW, which the budget counts as in flight: its slot is
+    kept for it)."""
     sent = []
-    for match_id in practice_matches_to_send():
+    for match_id in practice_matches_to_send(registry=registry()):
         if practice_match_mark_sent(match_id=match_id):
             run_match.delay(match_id)
             sent.append(match_id)

@@ -104,3 +104,31 @@ def test_a_bot_whose_gateway_is_not_admitting_gets_no_table_until_it_is(registry
     assert not Match.objects.exists()
     registry.report_admission("gw-1", "127.0.0.1:1", time.time() + 1)
     assert len(matchmaking.matchmake(rng=random.Random(1))["duels"]) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_when_threads_are_scarce_a_newcomers_ladder_is_served_first(registry, sent, make_bot, monkeypatch):
+    from ladder.matches.models import MatchStatus
+    from ladder.matches.services import match_create
+    from ladder.ratings.models import Rating
+
+    monkeypatch.setattr(capacity, "QUEUE_AHEAD_PER_WORKER", 1)
+    settled_ladder = ladder_create(
+        game_id="expedition-v1", num_players=2, slug="settled", house_bots_allowed=False
+    )
+    fresh_ladder = ladder_create(game_id="voyages-v1", num_players=2, slug="fresh", house_bots_allowed=False)
+    settled = [make_bot(max_concurrent=1) for _ in range(2)]
+    fresh = [make_bot(max_concurrent=1, games=("voyages-v1",)) for _ in range(2)]
+    for bot in settled:
+        Rating.objects.create(ladder=settled_ladder, bot=bot, elo=1500, mu=25, sigma=2, games=50)
+    # the settled ladder waited longest (its latest match is older): without newcomers it would go first
+    for ladder, bots in ((settled_ladder, settled), (fresh_ladder, fresh)):
+        match_create(ladder_id=ladder.pk, bot_ids=[b.pk for b in bots])
+    Match.objects.update(status=MatchStatus.DONE)
+    for bot in settled:
+        connect(registry, bot, capacity=1)
+    for bot in fresh:
+        connect(registry, bot, capacity=1, games=("voyages-v1",))
+    registry.report_capacity(capacity.KIND, "w1", report(1, 1), time.time() + 5)  # room for one table
+    assert list(matchmaking.matchmake(rng=random.Random(3))) == ["fresh"]
+    assert registry.capacity_reports("matchmaking")["matchmaking"].payload["held"] == {"settled": 1}

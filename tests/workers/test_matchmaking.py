@@ -114,12 +114,14 @@ def test_a_ladder_with_duplicate_sets_plays_one_seed_per_rotation(registry, sent
     assert seats_of(ids)[0] == list(reversed(seats_of(ids)[1]))
 
 
-def test_practice_matches_are_sent_once_each(sent, make_bot, user):
-    bot = make_bot(owner=user, name="Marco")
+def test_practice_matches_are_sent_once_each_when_their_bot_has_room(registry, sent, make_bot, user):
+    bot = make_bot(owner=user, name="Marco", max_concurrent=2)
     first, second = (
         practice_match_request(user=user, bot_id=bot.pk, game_id="expedition-v1", options={}, opponents=[p])
         for p in ("greedy", "random")
     )
+    assert matchmaking.send_practice_matches() == []  # its bot is not connected: they wait, NEW
+    connect(registry, bot, capacity=2)
     assert matchmaking.send_practice_matches() == [first.pk, second.pk]
     assert matchmaking.send_practice_matches() == []  # sent: the next pass leaves them alone
     assert sent == [first.pk, second.pk]
