@@ -6,6 +6,7 @@
 // Usage: node bot.js --target 127.0.0.1:50051 --token TOKEN [--policy random|first] [--seed N]
 //        [--matches N] [--concurrent N] [--game expedition-v1] [--explain]
 // --explain: every answer carries a line of debug text (`this.debug(...)` in `ExampleBot.choose`, below).
+// --no-stderr-debug: what `choose` writes to stderr (console.error) is not added to its answer's debug text.
 // Environment: CARAVANSERAI_TARGET, CARAVANSERAI_TOKEN, CARAVANSERAI_PROTO_ROOT (default ../../protos),
 // CARAVANSERAI_BOT_VERSION (the Hello's bot_version, default '1'; the ladder's bot host sets it to the version
 // the owner uploaded, so that is the version the ladder shows and rates).
@@ -29,6 +30,7 @@ function parseArgs(argv) {
     games: [],
     reconnect: true,
     explain: false,
+    stderrDebug: true,
   };
   for (let i = 2; i < argv.length; i++) {
     const key = argv[i];
@@ -42,6 +44,7 @@ function parseArgs(argv) {
     else if (key === '--game') { args.games.push(value); i++; }
     else if (key === '--no-reconnect') { args.reconnect = false; }
     else if (key === '--explain') { args.explain = true; }
+    else if (key === '--no-stderr-debug') { args.stderrDebug = false; }
     else { console.error(`unknown argument ${key}`); process.exit(2); }
   }
   if (!['random', 'first'].includes(args.policy)) {
@@ -68,36 +71,50 @@ function makeRng(seed) {
 // with newlines, and the text goes with this answer as `Decision.debug`. The owner sees it beside that step
 // on the match page and over REST (/api/v1/matches/<id>/debug/); opponents and spectators never do. The
 // server keeps at most 2048 bytes of UTF-8 per decision (a longer text is cut, with a marker, never a fault)
-// and removes control characters. Outside a decision the text is only logged. Decisions run one at a time
-// (choose is synchronous), so one decision's texts never mix with another's.
+// and removes control characters. Outside a decision the text is only logged. What `choose` writes to
+// stderr (console.error) joins the text too, in order (unless --no-stderr-debug), and still reaches stderr (a
+// hosted bot's log). Decisions run one at a time (choose is synchronous), so one decision's texts never mix
+// with another's.
 class ExampleBot {
-  constructor(policy, rng, explain) {
+  constructor(policy, rng, explain, stderrDebug) {
     this.policy = policy;
     this.rng = rng;
     this.explain = explain;
-    this._lines = null; // the debug texts of the decision being made
+    this.stderrDebug = stderrDebug;
+    this._parts = null; // the debug text of the decision being made, so far
   }
 
   debug(...parts) {
     const text = parts.map(String).join(' ');
-    if (this._lines === null) { log('debug() outside a decision (not sent):', text); return; }
-    this._lines.push(text);
+    if (this._parts === null) { log('debug() outside a decision (not sent):', text); return; }
+    this._parts.push(text + '\n');
   }
 
   choose(observation, legal) {
     const index = this.policy === 'first' ? 0 : Math.floor(this.rng() * legal.length);
-    if (this.explain) this.debug(`${this.policy}: action ${index + 1} of ${legal.length} at step ${observation.step}`);
+    if (this.explain) {
+      this.debug(`${this.policy}: action ${index + 1} of ${legal.length} at step ${observation.step}`);
+      console.error(`considered ${legal.length} actions`); // stderr: also this decision's debug text
+    }
     return legal[index].id;
   }
 
-  // The answer to one request: the chosen id and what `debug` collected meanwhile.
+  // The answer to one request: the chosen id and what `debug` (and stderr) collected meanwhile.
   decide(observation, legal) {
-    this._lines = [];
+    const parts = (this._parts = []);
+    const write = process.stderr.write;
+    if (this.stderrDebug) {
+      process.stderr.write = function (chunk, ...rest) {
+        parts.push(String(chunk));
+        return write.call(process.stderr, chunk, ...rest);
+      };
+    }
     try {
       const actionId = this.choose(observation, legal);
-      return { action_id: String(actionId), debug: this._lines.join('\n').slice(0, 16384) };
+      return { action_id: String(actionId), debug: parts.join('').replace(/\n+$/, '').slice(0, 16384) };
     } finally {
-      this._lines = null;
+      process.stderr.write = write;
+      this._parts = null;
     }
   }
 }
@@ -123,7 +140,7 @@ function main() {
   const args = parseArgs(process.argv);
   const BotService = loadService();
   const rng = makeRng(args.seed);
-  const bot = new ExampleBot(args.policy, rng, args.explain);
+  const bot = new ExampleBot(args.policy, rng, args.explain, args.stderrDebug);
   let ended = 0;
   let backoffMs = 250;
   let stopping = false;

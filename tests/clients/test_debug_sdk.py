@@ -1,6 +1,7 @@
-"""The SDKs' debug texts: Python's `self.debug(...)` and Node's `this.debug(...)` inside a decision reach the
-referee's record for that step (through a real gateway), texts of overlapping decisions never mix, and a call
-outside a decision is only logged."""
+"""The SDKs' debug texts: Python's `self.debug(...)` and Node's `this.debug(...)` inside a decision, and what
+the decision writes to stderr meanwhile (in order, still on stderr too), reach the referee's record for that
+step (through a real gateway); texts of overlapping decisions never mix, and a call outside a decision is
+only logged."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from tests.engine_service.gateway.harness import (
 sys.path.insert(0, str(SDK_PATH))  # the SDK as a bot author uses it (not installed into the project venv)
 
 from caravanserai_bot import Bot, Client, LegalAction
+from caravanserai_bot.bot import Request, decide_explained
 
 CONTROL = TimeControl(decision_seconds=2.0, time_bank_seconds=5.0, max_faults=3)
 
@@ -45,6 +47,7 @@ class Explaining(Bot):
     def decide(self, observation: dict[str, Any], legal_actions: Sequence[LegalAction]) -> str:
         self.calls += 1
         self.debug("step", observation["step"], "of", observation["game_id"])
+        print("stderr says", observation["step"], file=sys.stderr)
         self.debug(f"{len(legal_actions)} legal")
         if self.calls == 3:
             self.debug("about to fail")
@@ -89,7 +92,8 @@ def test_python_sdk_debug_texts_reach_the_record_by_step(
         assert sorted(record.debug) == steps  # every answer of the SDK seat, none of the house seat's
         for step in steps:
             lines = record.debug[step].split("\n")
-            assert lines[0] == f"step {step} of {GAME}" and lines[1].endswith(" legal")  # never mixed
+            assert lines[:2] == [f"step {step} of {GAME}", f"stderr says {step}"]  # in order, never mixed
+            assert lines[2].endswith(" legal")
     [failed] = [f for r in records for f in r.faults]
     failing = next(r for r in records if r.faults)
     assert failed.kind == "malformed" and failing.debug[failed.step].endswith("\nabout to fail")
@@ -108,6 +112,26 @@ def test_node_bot_debug_texts_reach_the_record_by_step(stack: Stack) -> None:
     steps = _seat_steps(record, 0)
     assert record.faults == [] and sorted(record.debug) == steps
     for step in steps:
-        assert record.debug[step].startswith("random: action ") and record.debug[step].endswith(
-            f"step {step}"
-        )
+        first, second = record.debug[step].split("\n")
+        assert first.startswith("random: action ") and first.endswith(f"at step {step}")
+        assert second.startswith("considered ") and second.endswith(" actions")  # its console.error
+    assert "considered " in node.output()  # still written to stderr (a hosted bot's log)
+
+
+class Quiet(Bot):
+    """Writes to stderr but keeps it out of its debug text."""
+
+    debug_stderr = False
+
+    def decide(self, observation: dict[str, Any], legal_actions: Sequence[LegalAction]) -> str:
+        print("only on stderr", file=sys.stderr)
+        self.debug("said")
+        return legal_actions[0].id
+
+
+def test_a_bot_may_keep_its_stderr_out_of_the_debug_text(capsys: pytest.CaptureFixture[str]) -> None:
+    request = Request(None, "m", "m:0", 0, {"step": 0, "game_id": GAME}, (LegalAction("a", "k"),), 1.0, 1.0)
+    assert decide_explained(Quiet(), request) == ("a", "said", None)
+    assert decide_explained(Explaining(), request) == ("a", f"step 0 of {GAME}\nstderr says 0\n1 legal", None)
+    err = capsys.readouterr().err
+    assert "only on stderr" in err and "stderr says 0" in err  # both still reach stderr

@@ -2,12 +2,16 @@
 
 `Bot.debug(...)` inside `decide`/`choose` attaches text to that decision's answer (`Decision.debug`): the
 decision being made is this thread's (`decide_explained` sets it), so overlapping decisions of several
-matches never mix their texts.
+matches never mix their texts. So does what the decision's thread writes to `sys.stderr` (`print(...,
+file=sys.stderr)`; unless `Bot.debug_stderr` is False): `sys.stderr` is then a `_StderrTee`, which still
+writes everything to the real stderr (a hosted bot's log) and also keeps a decision thread's writes, in order
+with its `debug` calls.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -18,7 +22,34 @@ log = logging.getLogger("caravanserai_bot")
 
 MAX_DEBUG_BYTES = 2048  # what the server keeps of a decision's debug text (UTF-8); it cuts the rest
 _SEND_DEBUG_BYTES = 16 * 1024  # what the SDK sends at most: enough for the server to say how long it was
-_decision = threading.local()  # `lines`: the debug texts of the decision this thread is making
+_decision = threading.local()  # `parts`: the debug text of the decision this thread is making, so far
+_tee_lock = threading.Lock()
+
+
+class _StderrTee:
+    """`sys.stderr` while a bot with `debug_stderr` plays: every write goes to the real stream; a decision
+    thread's writes are also kept as that decision's debug text."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        parts: list[str] | None = getattr(_decision, "parts", None)
+        if parts is not None and getattr(_decision, "stderr", False) and isinstance(text, str):
+            parts.append(text)
+        return int(self._stream.write(text))
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, fileno, isatty, ... of the real stream
+        return getattr(self._stream, name)
+
+
+def _tee_stderr() -> None:
+    with _tee_lock:
+        if not isinstance(sys.stderr, _StderrTee):
+            sys.stderr = _StderrTee(sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -117,6 +148,7 @@ class Bot(ABC):
     version: str = "0"
     games: Sequence[str] = ()  # empty: every game the bot is registered for
     max_concurrent_matches: int = 1
+    debug_stderr: bool = True  # what `decide` writes to sys.stderr is also its decision's debug text
 
     @abstractmethod
     def decide(self, observation: dict[str, Any], legal_actions: Sequence[LegalAction]) -> str:
@@ -132,13 +164,15 @@ class Bot(ABC):
         shown to the bot's owner only, beside that step on the match page and over REST
         (`/api/v1/matches/<id>/debug/`); never to opponents or spectators, during or after the match. The
         server keeps at most MAX_DEBUG_BYTES (2048) bytes of UTF-8 per decision (a longer text is cut, with a
-        marker; never a fault) and removes control characters. Outside a decision the text is only logged."""
+        marker; never a fault) and removes control characters. Outside a decision the text is only logged.
+        What `decide` writes to `sys.stderr` (from its own thread) joins the text too, in order, unless the
+        bot sets `debug_stderr = False`; it still reaches stderr (and a hosted bot's log) as well."""
         text = " ".join(str(p) for p in parts)
-        lines: list[str] | None = getattr(_decision, "lines", None)
-        if lines is None:
+        kept: list[str] | None = getattr(_decision, "parts", None)
+        if kept is None:
             log.info("debug() outside a decision (not sent): %s", text)
             return
-        lines.append(text)
+        kept.append(text + "\n")
 
     def on_match_start(self, match: Match) -> None:
         log.info(
@@ -170,16 +204,19 @@ class Bot(ABC):
 
 
 def decide_explained(bot: Bot, request: Request) -> tuple[str, str, BaseException | None]:
-    """`bot.choose(request)` with its `debug` texts collected: (action id, debug text, the exception
-    `choose` raised or None; then the action id is empty). The text is cut to what is worth sending."""
-    _decision.lines = []
+    """`bot.choose(request)` with its `debug` texts (and, with `debug_stderr`, its thread's stderr) collected:
+    (action id, debug text, the exception `choose` raised or None; then the action id is empty). The text is
+    cut to what is worth sending."""
+    if bot.debug_stderr:
+        _tee_stderr()
+    _decision.parts, _decision.stderr = [], bot.debug_stderr
     try:
         action_id, error = str(bot.choose(request)), None
     except Exception as exc:  # the caller answers empty (a "malformed" fault) and logs it
         action_id, error = "", exc
     finally:
-        text = "\n".join(_decision.lines)
-        del _decision.lines
+        text = "".join(_decision.parts).rstrip("\n")
+        del _decision.parts, _decision.stderr
     encoded = text.encode("utf-8", "replace")
     if len(encoded) > _SEND_DEBUG_BYTES:
         text = encoded[:_SEND_DEBUG_BYTES].decode("utf-8", "ignore")
