@@ -114,11 +114,19 @@ def _remote_seats(match_ids: Iterable[int]) -> dict[int, list[Bot]]:
     return seats
 
 
-def _rooms(bots: Iterable[Bot], game_id: str, sessions: list[SessionInfo]) -> dict[int, Room]:
-    wanted = {b.pk: b for b in bots}
-    busy = Counter(
-        Seat.objects.filter(bot_id__in=list(wanted), match__status__in=BUSY).values_list("bot_id", flat=True)
+def _busy(bot_ids: Iterable[int]) -> Counter[int]:
+    """Each bot's QUEUED and RUNNING matches, any ladder."""
+    ids = list(bot_ids)
+    return Counter(
+        Seat.objects.filter(bot_id__in=ids, match__status__in=BUSY).values_list("bot_id", flat=True)
     )
+
+
+def _rooms(
+    bots: Iterable[Bot], game_id: str, sessions: list[SessionInfo], busy: Counter[int] | None = None
+) -> dict[int, Room]:
+    wanted = {b.pk: b for b in bots}
+    busy = _busy(wanted) if busy is None else busy
     streams: dict[int, list[SessionInfo]] = {pk: [] for pk in wanted}
     for session in sessions:
         if session.bot_id.isdigit() and int(session.bot_id) in wanted and game_id in session.games:
@@ -173,11 +181,12 @@ def practice_matches_to_send(limit: int = 50, *, registry: SessionRegistry | Non
     if sessions is None:
         return []
     seats = _remote_seats(m.pk for m in pending)
+    busy = _busy({bot.pk for bots in seats.values() for bot in bots})
     taken: Counter[int] = Counter()
     chosen = []
     for match in pending:
         bots = seats.get(match.pk, [])
-        rooms = _rooms(bots, match.ladder.game_id, sessions)
+        rooms = _rooms(bots, match.ladder.game_id, sessions, busy)
         if all(room.free - taken[pk] > 0 for pk, room in rooms.items()):
             taken.update(list(rooms))
             chosen.append(match.pk)

@@ -329,3 +329,16 @@ def test_a_waiting_practice_match_holds_its_slot_against_rated_matchmaking(mine,
 
     ask(user, mine)
     assert in_flight([mine.pk])[mine.pk] == 1
+
+
+def test_a_pass_reads_the_database_a_fixed_number_of_times(
+    mine, user, other_user, make_bot, sessions, django_assert_max_num_queries
+):
+    theirs = make_bot(owner=other_user, name="Kublai", max_concurrent=16)
+    for opponent in ("greedy", "random", "search"):
+        ask(user, mine, opponent)
+        ask(other_user, theirs, opponent)
+    sessions.connect(mine, capacity=16)
+    sessions.connect(theirs, capacity=16)
+    with django_assert_max_num_queries(4):  # expiry, the pending matches, their seats, their bots' slots
+        assert len(practice_matches_to_send()) == 4  # Marco's one slot, Kublai's three
