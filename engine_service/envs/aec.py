@@ -73,9 +73,9 @@ class CaravanEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]  # pet
         obs_size: int = DEFAULT_SIZE,
     ) -> None:
         super().__init__()
-        self.spec_ = get_game(game_id)
+        self.game_spec = get_game(game_id)
         self.num_players = num_players
-        self.game_options = self.spec_.resolve_options(options, num_players)
+        self.game_options = self.game_spec.resolve_options(options, num_players)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode {render_mode!r} is not one of {', '.join(RENDER_MODES)}")
         self.render_mode = render_mode
@@ -92,7 +92,7 @@ class CaravanEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]  # pet
                 "action_mask": gymnasium.spaces.Box(0, 1, (self.space.size,), np.int8),
             }
         )
-        self.state_: GameState | None = None
+        self.game_state: GameState | None = None
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Space[Any]:
         return self._observation_space
@@ -103,8 +103,8 @@ class CaravanEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]  # pet
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
-        self.seed_ = seed
-        self.state_ = self.spec_.new_state(self.num_players, seed, self.game_options)
+        self.game_seed = seed
+        self.game_state = self.game_spec.new_state(self.num_players, seed, self.game_options)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -112,7 +112,7 @@ class CaravanEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]  # pet
         self.truncations = {a: False for a in self.agents}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.decisions = 0
-        self.agent_selection = agent_name(self.state_.current_seats()[0])
+        self.agent_selection = agent_name(self.game_state.current_seats()[0])
 
     def observe(self, agent: str) -> ObsDict:
         state = self._game()
@@ -170,19 +170,19 @@ class CaravanEnv(AECEnv[str, ObsDict, int | None]):  # type: ignore[misc]  # pet
             gymnasium.logger.warn("render() without a render_mode: pass render_mode='ansi' or 'human'")
             return None
         state = self._game()
-        text = self.spec_.render_view(state.spectator_view(reveal=state.is_over()))
+        text = self.game_spec.render_view(state.spectator_view(reveal=state.is_over()))
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
     def close(self) -> None:
-        self.state_ = None
+        self.game_state = None
 
     def _game(self) -> GameState:
-        if self.state_ is None:
+        if self.game_state is None:
             raise RuntimeError("call reset() before using the environment")
-        return self.state_
+        return self.game_state
 
 
 def env(

@@ -57,12 +57,12 @@ class SeatEnv(gymnasium.Env[ObsDict, int]):
     ) -> tuple[ObsDict, dict[str, Any]]:
         super().reset(seed=seed)
         self.game.reset(seed=seed)
-        base = self.game.seed_
+        base = self.game.game_seed
         others = [s for s in range(self.game.num_players) if s != self.seat]
         self._policies = {}
         for level, s in zip(self.levels, others, strict=True):
             policy = make_policy(level, seed=(base * OPPONENT_SEED_STRIDE + s) % 2**63)
-            policy.reset(self.game.spec_.game_id, s)
+            policy.reset(self.game.game_spec.game_id, s)
             self._policies[agent_name(s)] = policy
         self._play_opponents()
         return self.game.observe(self.agent), self._info()

@@ -60,7 +60,7 @@ def play_with_policies(game: CaravanEnv, seed: int, names: list[str]) -> tuple[l
         for s, (agent, name) in enumerate(zip(game.agents, names, strict=True))
     }
     for s, policy in enumerate(policies.values()):
-        policy.reset(game.spec_.game_id, s)
+        policy.reset(game.game_spec.game_id, s)
     played, final = [], {}
     for agent in game.agent_iter():
         observation, reward, terminated, truncated, _ = game.last()
@@ -95,14 +95,14 @@ def test_the_environment_plays_the_referees_game(spec: Any) -> None:
 def test_a_seat_observes_only_its_own_observation(spec: Any) -> None:
     game = env(spec.game_id, spec.min_players)
     game.reset(seed=5)
-    state = game.state_
+    state = game.game_state
     assert state is not None
     for seat, agent in enumerate(game.agents):
         shown = game.observe(agent)["observation"]
         assert np.array_equal(shown, encode_observation(state.observation(seat)))
-        game.state_ = state.shuffle_hidden(seat, ChanceRng(99))  # other hands and the decks re-dealt
+        game.game_state = state.shuffle_hidden(seat, ChanceRng(99))  # other hands and the decks re-dealt
         assert np.array_equal(game.observe(agent)["observation"], shown)
-        game.state_ = state
+        game.game_state = state
     text = game.render() if game.render_mode else spec.render_view(state.spectator_view())
     assert isinstance(text, str) and text
 
