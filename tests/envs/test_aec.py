@@ -4,13 +4,14 @@ Gymnasium single-seat wrapper."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test
+from pettingzoo.test import api_test, seed_test
 
 from engine_service.envs.aec import CaravanEnv, env, placing_reward
 from engine_service.envs.encoding import encode_observation, flatten
@@ -49,6 +50,11 @@ def test_pettingzoo_api_test_passes(game_id: str, players: int, options: dict[st
         warnings.filterwarnings("ignore", message="Observation space for each agent probably should be")
         warnings.filterwarnings("ignore", message="Observation is not a NumPy array")
         api_test(env(game_id, players, options, render_mode="ansi"), num_cycles=8)
+
+
+@pytest.mark.parametrize("spec", list_games(), ids=lambda spec: spec.game_id)
+def test_pettingzoo_seed_test_passes(spec: Any) -> None:
+    seed_test(functools.partial(env, spec.game_id, spec.max_players), num_cycles=10)
 
 
 def play_with_policies(game: CaravanEnv, seed: int, names: list[str]) -> tuple[list[str], list[float]]:
