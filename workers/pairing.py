@@ -58,6 +58,15 @@ def recent_pairs(matches: Sequence[Sequence[int]]) -> Counter[tuple[int, int]]:
     return counts
 
 
+@dataclass(frozen=True)
+class Costs:
+    """The weights of a seat's cost (see the module docstring)."""
+
+    spread: float = 100.0
+    repeat_penalty: float = 150.0
+    house_penalty: float = 250.0
+
+
 def plan_tables(
     candidates: Sequence[Candidate],
     num_players: int,
@@ -74,6 +83,7 @@ def plan_tables(
     `Candidate.free` values are decremented, so several ladders can share one capacity budget)."""
     if num_players < 2:
         raise ValueError("a table needs at least two players")
+    costs = Costs(spread, repeat_penalty, house_penalty)
     recent = Counter(recent)
     seat_counts = {c.bot_id: c.seat_counts for c in candidates}
     tables: list[Table] = []
@@ -85,39 +95,60 @@ def plan_tables(
             break
         rng.shuffle(anchors)
         anchor = max(anchors, key=lambda c: (c.newcomer, c.free))
-        chosen = [anchor]
-        while len(chosen) < num_players:
-            pool = [c for c in candidates if c.free > 0 and all(c.bot_id != x.bot_id for x in chosen)]
-            if anchor.newcomer and any(not c.slow for c in pool):
-                pool = [c for c in pool if not c.slow]
-            if not pool:
-                break
-            costs = [
-                abs(c.rating - anchor.rating + rng.gauss(0.0, spread))
-                + repeat_penalty * sum(recent[pair_key(c.bot_id, x.bot_id)] for x in chosen)
-                + (house_penalty if c.house else 0.0)
-                for c in pool
-            ]
-            chosen.append(pool[costs.index(min(costs))])
+        chosen = _fill_table(anchor, candidates, num_players, recent, rng, costs)
         if len(chosen) < num_players:
             stuck.add(anchor.bot_id)
             continue
-        ids = [c.bot_id for c in chosen]
-        order = rotate_seats(ids, seat_counts, rng)
+        order = rotate_seats([c.bot_id for c in chosen], seat_counts, rng)
         rotations = [order]
         if duplicate_sets and all(c.house or c.free >= num_players for c in chosen):
             rotations = [order[i:] + order[:i] for i in range(num_players)]
-        take = min(len(rotations), max_tables - len(tables))
-        rotations = rotations[:take]
+        rotations = rotations[: max_tables - len(tables)]
         dup = group if len(rotations) > 1 else None
         group += 1
-        for seats in rotations:
-            tables.append(Table(tuple(seats), dup))
-            for i, b in enumerate(seats):
-                seat_counts.setdefault(b, Counter())[i] += 1
-        for c in chosen:
-            if not c.house:
-                c.free -= len(rotations)
-        for a, b in itertools.combinations(ids, 2):
-            recent[pair_key(a, b)] += len(rotations)
+        tables.extend(Table(tuple(seats), dup) for seats in rotations)
+        _book(chosen, rotations, recent, seat_counts)
     return tables
+
+
+def _fill_table(
+    anchor: Candidate,
+    candidates: Sequence[Candidate],
+    num_players: int,
+    recent: Counter[tuple[int, int]],
+    rng: random.Random,
+    costs: Costs,
+) -> list[Candidate]:
+    """The anchor and the cheapest candidates one seat at a time (fewer than `num_players` if none is left)."""
+    chosen = [anchor]
+    while len(chosen) < num_players:
+        pool = [c for c in candidates if c.free > 0 and all(c.bot_id != x.bot_id for x in chosen)]
+        if anchor.newcomer and any(not c.slow for c in pool):
+            pool = [c for c in pool if not c.slow]
+        if not pool:
+            break
+        cost = [
+            abs(c.rating - anchor.rating + rng.gauss(0.0, costs.spread))
+            + costs.repeat_penalty * sum(recent[pair_key(c.bot_id, x.bot_id)] for x in chosen)
+            + (costs.house_penalty if c.house else 0.0)
+            for c in pool
+        ]
+        chosen.append(pool[cost.index(min(cost))])
+    return chosen
+
+
+def _book(
+    chosen: Sequence[Candidate],
+    rotations: Sequence[tuple[int, ...]],
+    recent: Counter[tuple[int, int]],
+    seat_counts: dict[int, Counter[int]],
+) -> None:
+    """Count the tables just planned: seats used, remote capacity consumed, pairs met."""
+    for seats in rotations:
+        for i, b in enumerate(seats):
+            seat_counts.setdefault(b, Counter())[i] += 1
+    for c in chosen:
+        if not c.house:
+            c.free -= len(rotations)
+    for a, b in itertools.combinations([c.bot_id for c in chosen], 2):
+        recent[pair_key(a, b)] += len(rotations)
