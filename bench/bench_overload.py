@@ -1,7 +1,8 @@
 """Overload bench: offer the real stack twice the capacity of its match worker for OVERLOAD_SECONDS and show
 that overload becomes matches waiting to start, never faults charged to bots.
 
-The stack is tests/workers/stack.py's (gateway, ONE match worker, beat, web, Python SDK bots answering a
+The stack is tests/workers/stack.py's in the Procfile's shape (gateway, ONE match worker, a scheduler worker
+for matchmaking, beat, web, Python SDK bots answering a
 random legal action after OVERLOAD_THINK = 0.1 s of a 5 s decision clock), on PostgreSQL + Redis when
 DATABASE_URL / REDIS_URL are set, the embedded SQLite database and broker otherwise. The worker plays at most
 OVERLOAD_SLOTS matches at once (CARAVANSERAI_MATCHES_PER_WORKER) and has one search process
@@ -13,22 +14,26 @@ on the 2-player Expedition ladder alone, no house bots, so the bots' slots fill 
 OVERLOAD_SLOTS threads and nothing should wait (its queued peak is reported). capacity = slots x 60 / mean
 match duration (started -> finished).
 
-Overload (OVERLOAD_SECONDS, default 300): OVERLOAD_BOTS bots of capacity 2 in all (default 3 x
-OVERLOAD_SLOTS) and the 3-player ladder opens. Twice the calibration's bots was not enough: the bots' slots
-are held by their tables while those wait, and a bot on two ladders has at most one slot on each, so a 300 s
-run with 2 x slots bots kept only 5.0 tables in flight for 4 threads on average (1.3 x). What the stack was
+Overload (OVERLOAD_SECONDS, default 300): OVERLOAD_BOTS bots of capacity 2 in all (default 4 x
+OVERLOAD_SLOTS) and the 3-player ladder opens. Twice the calibration's bots was not enough: a bot on two
+ladders has at most one slot on each, so a 300 s run with 2 x slots bots offered only 1.3 x the worker's
+threads, and 3 x slots 1.7 x. What the stack was
 actually offered is measured: tables in flight (running + waiting) against the worker's slots, and the share
 of the time a table was waiting. The 3-player ladder has house bots allowed, the fast ones (random, greedy)
 retired for the phase so that its house seats are the searching ones (`search`, `mcts:120`; pairing takes
 remote bots before house bots and a fast house bot before a slow one). The aim: matchmaking always has more
-tables to start than the worker and the search pool can hold. Reported: matches created, started and finished in the phase; matches waiting (QUEUED) at its
+tables to start than the worker and the search pool can hold. Matchmaking admits within the worker's measured
+headroom (workers/capacity.py), so most of the excess never becomes a match: it shows as tables held back for
+capacity (matchmaking's report in the session registry, polled here), not as QUEUED matches. The offered load
+is therefore tables in flight (running + queued) plus tables held back, against the worker's slots; the goal
+is at least 2x. Reported: matches created, started and finished in the phase; matches waiting (QUEUED) at its
 end and at peak; the start wait (created -> started_at) p50/p95 of those started, and the age of those still
 waiting; the worker's busy slots; the search seats in flight at peak against CARAVANSERAI_SEARCH_SEATS; and the
 faults charged to bots, by cause (timeouts of remote bots, any fault of a house seat, forfeits). The bots
 answer in 0.1 s of a 5 s clock, so every fault in this run is the server's: the goal is 0 of each.
 
 Results: bench/results/overload.json. Environment: OVERLOAD_SECONDS (300), OVERLOAD_CALIBRATION_SECONDS (120),
-OVERLOAD_SLOTS (4), OVERLOAD_BOTS (3 x slots), OVERLOAD_THINK (0.1). It must not change ladder code or settings: it writes only to its
+OVERLOAD_SLOTS (4), OVERLOAD_BOTS (4 x slots), OVERLOAD_THINK (0.1). It must not change ladder code or settings: it writes only to its
 own stack's fresh database (which ladders and house bots are active in each phase), its temporary directory
 and its results file.
 """
@@ -47,7 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import percentile, write_results
-from tests.workers.stack import Stack, wait_for
+from engine_service.gateway.registry import SessionRegistry, open_registry
+from tests.workers.stack import PYTHON, Stack, wait_for
 
 SEARCH_PROCESSES = 1
 SEARCH_SEATS = 3 * SEARCH_PROCESSES  # the configured default per search process (workers.config)
@@ -104,7 +110,11 @@ class OverloadStack(Stack):
     def start(self) -> Stack:
         self.prepare_database()
         self.start_gateway()
-        self.start_workers()
+        self.start_worker("worker1", queues="matches")  # the Procfile's shape: matches on their own worker,
+        self.start_worker("scheduler", queues="matchmaking,tournaments")  # matchmaking never behind them
+        self.spawn(
+            "beat", [PYTHON, "-m", "celery", "-A", "workers.celery_app", "beat", "-s", str(self.var / "beat")]
+        )
         self.start_web()
         wait_for(self._web_up, 60, "the web server")
         return self
@@ -123,6 +133,24 @@ class OverloadStack(Stack):
         found = self.run_script(CONFIGURE, [phase, ladders["2"], ladders["3"], SEARCHING_HOUSE])
         return [int(pk) for pk in found]
 
+    def registry(self) -> SessionRegistry:
+        """The stack's session registry, as its processes open it (for matchmaking's capacity report)."""
+        if getattr(self, "_registry", None) is None:
+            self._registry = open_registry(
+                redis_url=self.redis_url or None,
+                path=self.env["CARAVANSERAI_REGISTRY_PATH"],
+                prefix=self.env["CARAVANSERAI_REGISTRY_PREFIX"],
+            )
+        return self._registry
+
+    def held_tables(self) -> tuple[int, list[str]]:
+        """Tables matchmaking's last run held back for capacity, and its reasons."""
+        held, reasons = 0, []
+        for report in self.registry().capacity_reports("matchmaking").values():
+            held += sum(int(n) for n in report.payload.get("held", {}).values())
+            reasons += [str(r) for r in report.payload.get("reasons", [])]
+        return held, reasons
+
     def now_db(self) -> datetime:
         row = self.query("SELECT CURRENT_TIMESTAMP")[0][0]
         moment = when(row)
@@ -138,6 +166,7 @@ class Sampler:
     samples: int = 0
     peak: Counter[str] = field(default_factory=Counter)
     total: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)  # held-back reasons, by the samples naming them
 
     def poll(self, stack: OverloadStack) -> None:
         counts = Counter(
@@ -154,9 +183,13 @@ class Sampler:
             )[0][0]
         )
         counts["IN_FLIGHT"] = counts["NEW"] + counts["QUEUED"] + counts["RUNNING"]
-        counts["WAITING_SAMPLES"] = int(counts["NEW"] + counts["QUEUED"] > 0)
+        counts["HELD"], reasons = stack.held_tables()
+        self.reasons.update(set(reasons))
+        counts["OFFERED"] = counts["IN_FLIGHT"] + counts["HELD"]
+        counts["WAITING_SAMPLES"] = int(counts["NEW"] + counts["QUEUED"] + counts["HELD"] > 0)
         self.samples += 1
-        for key in ("NEW", "QUEUED", "RUNNING", "SEARCH_SEATS", "IN_FLIGHT", "WAITING_SAMPLES"):
+        keys = ("NEW", "QUEUED", "RUNNING", "SEARCH_SEATS", "IN_FLIGHT", "HELD", "OFFERED", "WAITING_SAMPLES")
+        for key in keys:
             self.peak[key] = max(self.peak[key], counts[key])
             self.total[key] += counts[key]
 
@@ -283,6 +316,10 @@ def overload_figures(
         "queued_mean": sampler.mean("QUEUED"),
         "tables_in_flight_mean": sampler.mean("IN_FLIGHT"),
         "tables_in_flight_peak": sampler.peak["IN_FLIGHT"],
+        "tables_held_for_capacity_mean": sampler.mean("HELD"),
+        "tables_held_for_capacity_peak": sampler.peak["HELD"],
+        "tables_offered_mean": sampler.mean("OFFERED"),
+        "held_reasons": dict(sampler.reasons.most_common(6)),
         "share_of_time_with_a_table_waiting": sampler.mean("WAITING_SAMPLES"),
         "search_seats_peak": sampler.peak["SEARCH_SEATS"],
         "search_seats_limit": SEARCH_SEATS,
@@ -328,6 +365,7 @@ def measure(stack: OverloadStack, slots: int, calibrate_s: float, overload_s: fl
     calibration["remote_slots"] = slots * BOT_CAPACITY
     overload["remote_slots"] = len(ids) * BOT_CAPACITY
     overload["worker_slots"] = slots
+    overload["offered_over_slots"] = round(overload["tables_offered_mean"] / slots, 2)
     return {"calibration": calibration, "overload": overload}
 
 
@@ -335,7 +373,7 @@ def main() -> int:
     overload_s = env_number("OVERLOAD_SECONDS", 300)
     calibrate_s = env_number("OVERLOAD_CALIBRATION_SECONDS", 120)
     slots = int(env_number("OVERLOAD_SLOTS", 4))
-    bots = int(env_number("OVERLOAD_BOTS", 3 * slots))
+    bots = int(env_number("OVERLOAD_BOTS", 4 * slots))
     if bots < 2 * slots:
         raise SystemExit(f"OVERLOAD_BOTS must be at least twice OVERLOAD_SLOTS ({2 * slots}), not {bots}")
     think = env_number("OVERLOAD_THINK", 0.1)
@@ -386,8 +424,11 @@ def report(data: dict[str, Any]) -> None:
     f = o["faults"]
     print(
         f"tables in flight (running + waiting) mean {o['tables_in_flight_mean']}, peak "
-        f"{o['tables_in_flight_peak']}; a table waiting {o['share_of_time_with_a_table_waiting']:.0%} of the time"
+        f"{o['tables_in_flight_peak']}; held back for capacity mean {o['tables_held_for_capacity_mean']}, peak "
+        f"{o['tables_held_for_capacity_peak']}; offered {o['offered_over_slots']}x the worker's slots; a table "
+        f"waiting {o['share_of_time_with_a_table_waiting']:.0%} of the time"
     )
+    print(f"held back because: {o['held_reasons']}")
     print(
         f"faults charged to bots (goal 0, all server-caused): remote timeouts {f['remote_timeouts']}, "
         f"house seat faults {f['house_seat_faults']}, forfeits {f['forfeits']}; total {f['server_caused_total']}"
