@@ -6,6 +6,11 @@ the right stream and waits for the answer under the deadline, and keeps the sess
 (register, match counts, heartbeat, unregister; revocations polled from it). It runs no match loop and no
 game rules, and it never blocks the event loop (registry calls go through `asyncio.to_thread`).
 
+A stream the gateway ends for a reason of its own (a revoked or rotated token, a drain, a shutdown, a bad
+message) ends through `Session.end`: its `Error{fatal}` is written first and is the stream's last message,
+then the same status. A bot's `Decision.debug` is cleaned and cut (`referee.debug_text`) and passed on in the
+reply, never logged.
+
 A relayed decision is not decoded: the worker's serialized `DecisionRequest` is framed into the bot's
 `ServerMessage` with this gateway's deadline appended. The bot's clock (DESIGN D9) is `Pending`'s: it starts
 the moment the request is written to the bot's stream, the deadline timer starts at that same moment, and
