@@ -20,7 +20,7 @@ Admission and fairness between ladders:
 - Measured headroom (`workers.capacity`): no more tables than the live workers report free threads for (less
   the matches already queued for them); no new search seats while a worker reports its search pool behind;
   and no table for a bot whose every stream is on a gateway that is not admitting at normal speed (its loop
-  stalled, starting or draining: `GatewayState.admitting`). Tables held back so are reported
+  stalled, starting or draining: `GatewayState.admitting`) in two runs at least SLOW_GATEWAY_SECONDS apart. Tables held back so are reported
   (`report_capacity("matchmaking", ...)`) with the reasons, for the home page and the metrics: overload shows
   as tables waiting for capacity, never as a clock that runs out.
 
@@ -82,9 +82,26 @@ def on_admitting_gateway(entry: OnlineBot, not_admitting: set[str]) -> bool:
     return any(s.gateway_id not in not_admitting for s in entry.sessions)
 
 
+SLOW_GATEWAY_SECONDS = 3.0  # not admitting at two runs this far apart: one stalled beat is not a slow gateway
+_not_admitting_since: dict[str, float] = {}
+
+
 def gateways_not_admitting() -> set[str]:
+    """Gateways seen not admitting at normal speed in this run and in an earlier one at least
+    SLOW_GATEWAY_SECONDS before, with no admitting claim seen between (a loop that stalls for a moment on a
+    busy host keeps its bots playing; a gateway slow or draining for longer gets no new table for them)."""
     now = time.time()
-    return {g for g, state in registry().gateway_states().items() if not state.admitting(now)}
+    states = registry().gateway_states()
+    for gateway_id in list(_not_admitting_since):
+        if gateway_id not in states or states[gateway_id].admitting(now):
+            del _not_admitting_since[gateway_id]
+    slow = set()
+    for gateway_id, state in states.items():
+        if not state.admitting(now):
+            since = _not_admitting_since.setdefault(gateway_id, now)
+            if now - since >= SLOW_GATEWAY_SECONDS:
+                slow.add(gateway_id)
+    return slow
 
 
 def online_capacity(held: list[str] | None = None) -> dict[int, Online]:

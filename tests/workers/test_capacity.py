@@ -95,14 +95,21 @@ def test_no_search_seat_while_a_search_pool_is_behind(registry, sent, make_bot, 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_bot_whose_gateway_is_not_admitting_gets_no_table_until_it_is(registry, sent, make_bot):
+def test_a_bot_whose_gateway_is_not_admitting_gets_no_table_until_it_is(
+    registry, sent, make_bot, monkeypatch
+):
     ladder_create(game_id="expedition-v1", num_players=2, slug="duels", house_bots_allowed=False)
     for _ in range(2):
         connect(registry, make_bot(max_concurrent=1), capacity=1)
+    monkeypatch.setattr(matchmaking, "_not_admitting_since", {})
+    clock = [time.time()]
+    monkeypatch.setattr(matchmaking.time, "time", lambda: clock[0])
     registry.report_admission("gw-1", "127.0.0.1:1", 0.0)  # its loop stalled, or it is draining
-    assert matchmaking.matchmake(rng=random.Random(1)) == {}
+    assert matchmaking.gateways_not_admitting() == set()  # seen once: a moment's stall is not slow
+    clock[0] += matchmaking.SLOW_GATEWAY_SECONDS
+    assert matchmaking.matchmake(rng=random.Random(1)) == {}  # still not admitting a run later
     assert not Match.objects.exists()
-    registry.report_admission("gw-1", "127.0.0.1:1", time.time() + 1)
+    registry.report_admission("gw-1", "127.0.0.1:1", clock[0] + 1)
     assert len(matchmaking.matchmake(rng=random.Random(1))["duels"]) == 1
 
 
