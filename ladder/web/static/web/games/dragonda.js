@@ -11,23 +11,23 @@
   var MEANS_NAMES = { foot: "On foot", horse: "Horse", caravan: "Caravan", ship: "Ship" };
   // Label placement where the default (right of the point) would collide: [dx, dy, anchor].
   var LABELS = {
-    VEN: [-9, -8, "start"], ACR: [-10, 4, "end"], DAM: [10, 8, "start"], ALE: [10, 2, "start"], ALX: [-10, 4, "end"],
+    VEN: [-8, 32, "start"], ACR: [-10, 4, "end"], DAM: [10, 24, "start"], ALE: [10, 2, "start"], ALX: [-10, 4, "end"],
     CAI: [-6, 18, "end"], CON: [0, -14, "middle"], TES: [-4, 18, "middle"], SIV: [8, 15, "start"], TRE: [0, -12, "middle"],
     CAF: [0, -12, "middle"], SAR: [10, 4, "start"], TIF: [10, -4, "start"], TAB: [10, 12, "start"], BAG: [-10, 4, "end"],
     BAS: [-10, 8, "end"], BUK: [-6, 17, "end"], SAM: [0, -13, "middle"], BAL: [-10, 4, "end"], KAB: [0, 20, "middle"],
     HER: [-10, 4, "end"], KAS: [6, -11, "middle"], KHO: [0, 20, "middle"], XAN: [0, -12, "middle"], PEC: [10, 6, "start"],
-    KAR: [0, -12, "middle"], GAN: [0, -12, "middle"], SHA: [0, -12, "middle"], MAA: [10, 0, "start"], COL: [0, 22, "middle"],
+    KAR: [0, -12, "middle"], GAN: [0, -12, "middle"], SHA: [-10, 4, "end"], MAA: [10, 0, "start"], COL: [0, 22, "middle"],
     CAL: [-10, 4, "end"], CAM: [-10, 4, "end"], DEL: [10, 4, "start"], ZAI: [10, 6, "start"], QUI: [10, 2, "start"],
     CAN: [-2, -12, "end"], CHA: [-10, 4, "end"], MAL: [-10, 4, "end"], PAL: [0, 22, "middle"], PEG: [-10, 6, "end"],
     SUK: [10, 4, "start"], PAG: [-10, 4, "end"], YUN: [-10, 4, "end"], CHE: [-10, 4, "end"], XIA: [10, 4, "start"],
     ADE: [0, 22, "middle"], ORM: [10, 4, "start"], KER: [10, 4, "start"], YAZ: [-10, 4, "end"], MAN: [10, 4, "start"],
-    NAG: [8, 24, "end"], RAG: [0, 20, "middle"]
+    NAG: [-10, -10, "end"], RAG: [0, 20, "middle"]
   };
   // Where each zone's name is written (map units: x = (longitude - 9) x 10, y = (50 - latitude) x 12, as
   // the board's points), in empty land or open sea: Balkans above Venice, Arabia, the Kazakh steppe, ...
   var ZONE_LABELS = {
-    I: [70, 26], "2": [290, 300], "3": [480, 54], "4": [420, 174], "5": [705, 330], "6": [790, 204], "7": [1170, 360],
-    "8": [935, 354], A: [110, 190], B: [245, 354], C: [200, 64], D: [530, 462], E: [855, 458], F: [1150, 168]
+    I: [70, 26], "2": [290, 300], "3": [580, 90], "4": [477, 168], "5": [705, 330], "6": [790, 204], "7": [1170, 360],
+    "8": [935, 354], A: [110, 190], B: [245, 354], C: [165, 64], D: [530, 462], E: [855, 458], F: [1150, 168]
   };
   var TOKEN_OFFSETS = [[0, -15], [14, -6], [14, 9], [-14, 9], [-14, -6]];
   var cache = { board: null, byId: null, zones: null };

@@ -103,6 +103,52 @@
     return bits.length ? bits.join(" ") : "free";
   }
 
+  // Where the map's fixed words and marks are (each city's disc and name, each oasis and its name), as boxes
+  // [x1, y1, x2, y2], so the route labels can be put beside them rather than over them.
+  function nodeBoxes(c) {
+    c.nameBoxes = {};
+    var boxes = [], v = c.v, specials = get(c.b, "special_cities", {});
+    var held = [get(v, "markers", {}), get(v, "outposts", {}), get(v, "cards", {}), get(v, "contract_spaces", {})];
+    Object.keys(c.nodes).forEach(function (id) {
+      var node = c.nodes[id], p = c.xy(id), x = p[0], y = p[1];
+      var oasis = node.kind === "oasis", r = oasis ? 11 : node.kind === "start" ? 20 : 15;
+      var name = String(node.name) + (has(specials, id) ? " *" : "");
+      var nameW = (oasis ? 6 : 7.6) * name.length + 8, nameY = oasis ? y + 24 : y + r + 14;
+      boxes.push([x - r - 2, y - r - 14, x + r + 2, y + r + 2]);
+      boxes.push([x - nameW / 2, nameY - 12, x + nameW / 2, nameY + 4]);
+      c.nameBoxes[id] = boxes[boxes.length - 1];
+      var tags = held.filter(function (h) { return has(h, id); }).length;
+      if (tags) boxes.push([x + r + 2, y - r, x + r + (tags > 2 ? 80 : 40), y - r + 14 * Math.min(tags, 2)]);
+    });
+    return boxes;
+  }
+  // The first point along the route, from its middle outwards and then a little to either side, where a
+  // label of width w covers no name, disc or other label; else the point covering least. Its box is added
+  // to `taken`.
+  function labelSpot(a, b, w, taken) {
+    var dx = b[0] - a[0], dy = b[1] - a[1], len = Math.sqrt(dx * dx + dy * dy) || 1;
+    var nx = -dy / len, ny = dx / len;
+    var best = null;
+    [0, 14, -14, 26, -26].forEach(function (off) {
+      [0.5, 0.42, 0.58, 0.34, 0.66, 0.27, 0.73, 0.2, 0.8].forEach(function (t) {
+        var x = a[0] + dx * t + nx * off, y = a[1] + dy * t + ny * off;
+        var box = [x - w / 2, y - 9, x + w / 2, y + 8];
+        var cover = covered(box, taken) + Math.abs(off) * 0.5 + Math.abs(t - 0.5) * 20;
+        if (!best || cover < best[3]) best = [x, y, box, cover];
+      });
+    });
+    taken.push(best[2]);
+    return best;
+  }
+  function covered(box, boxes) {
+    var area = 0;
+    boxes.forEach(function (o) {
+      var w = Math.min(box[2], o[2]) - Math.max(box[0], o[0]), h = Math.min(box[3], o[3]) - Math.max(box[1], o[1]);
+      if (w > 0 && h > 0) area += w * h;
+    });
+    return area;
+  }
+
   function mapSvg(c) {
     var v = c.v, esc = c.esc, out = [];
     var routes = list(get(get(c.b, "map", {}), "routes", []));
@@ -115,11 +161,12 @@
         '<line x1="' + a[0] + '" y1="' + a[1] + '" x2="' + b[0] + '" y2="' + b[1] + '" stroke="' + (sea ? "#2563eb" : "#8b6b47") +
         '" stroke-width="' + (sea ? 4 : 3) + '"' + (sea ? ' stroke-dasharray="10 6"' : "") + "/></g>");
     });
+    var taken = nodeBoxes(c);
     routes.forEach(function (r) {
       var a = c.xy(r.a), b = c.xy(r.b);
-      var mx = (a[0] + b[0]) / 2, my = (a[1] + b[1]) / 2;
       var label = costLabel(r.cost) + (r.seal ? " " + cap(r.seal).charAt(0) : "");
       var w = 7 * label.length + 8;
+      var at = labelSpot(a, b, w, taken), mx = at[0], my = at[1];
       out.push('<g class="mp2-cost"><title>' + esc(r.text || label) + "</title>" +
         '<rect x="' + (mx - w / 2) + '" y="' + (my - 9) + '" width="' + w + '" height="17" rx="4" fill="' + (r.seal ? "#dbeafe" : "#fffaf0") + '" stroke="#c8b08a"/>' +
         '<text x="' + mx + '" y="' + (my + 4) + '" text-anchor="middle" class="mp2-cost-text">' + esc(label) + "</text></g>");
@@ -166,8 +213,16 @@
           var k = list(contracts[id]).filter(Boolean).length;
           tags.push(["#bbf7d0", k + "\u00d7K", k + " contract" + (k === 1 ? "" : "s") + " on offer: " + list(contracts[id]).filter(Boolean).join(", ")]);
         }
+        var colW = Math.max.apply(null, [0].concat(tags.map(function (t) { return 6.2 * String(t[1]).length + 6; })));
+        var cols = tags.length > 2 ? 2 : 1;  // two columns past two tags, so they stay clear of the name below
+        var column = [x + r + 3, y - r, x + r + 3 + cols * (colW + 2), y - r + 14 * Math.ceil(tags.length / cols)];
+        var left = Object.keys(c.nameBoxes).some(function (other) {
+          var o = c.nameBoxes[other];
+          return other !== id && column[0] < o[2] && o[0] < column[2] && column[1] < o[3] && o[1] < column[3];
+        });
         tags.forEach(function (t, i) {
-          var tx = x + r + 3, ty = y - r + i * 14;
+          var shift = (i % cols) * (colW + 2);
+          var tx = left ? x - r - 3 - colW - shift : x + r + 3 + shift, ty = y - r + Math.floor(i / cols) * 14;
           out.push('<g class="mp2-tag"><title>' + esc(t[2]) + "</title>" +
             '<rect x="' + tx + '" y="' + ty + '" width="' + (6.2 * String(t[1]).length + 6) + '" height="13" rx="3" fill="' + t[0] + '" stroke="#78716c" stroke-width=".7"/>' +
             '<text x="' + (tx + 3) + '" y="' + (ty + 10) + '" class="mp2-tag-text">' + esc(t[1]) + "</text></g>");

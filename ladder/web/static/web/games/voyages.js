@@ -58,6 +58,31 @@
       '<b>#' + e(cid) + '</b> <span class="voy-cost">' + e(shortBundle(c.cost)) + '</span> → <span class="voy-reward">' + e(shortBundle(c.reward)) + "</span></span>";
   };
 
+  // Where a route's cost marks go: the first point from the route's middle outwards whose box (w wide)
+  // covers no node's name, else the middle.
+  Drawing.prototype.costSpot = function (a, c, w) {
+    var names = this.nameBoxes || (this.nameBoxes = this.labelBoxes());
+    var tries = [0.5, 0.4, 0.6, 0.32, 0.68, 0.25, 0.75];
+    var dx = c[0] - a[0], dy = c[1] - a[1], len = Math.sqrt(dx * dx + dy * dy) || 1;
+    var offsets = [0, 12, -12, 22, -22];
+    for (var k = 0; k < offsets.length; k++) {
+      for (var i = 0; i < tries.length; i++) {
+        var x = a[0] + dx * tries[i] - dy / len * offsets[k], y = a[1] + dy * tries[i] + dx / len * offsets[k];
+        var box = [x - w / 2 - 2, y - 9, x + w / 2 + 2, y + 9];
+        var hit = names.some(function (o) { return box[0] < o[2] && o[0] < box[2] && box[1] < o[3] && o[1] < box[3]; });
+        if (!hit) return [x, y];
+      }
+    }
+    return [(a[0] + c[0]) / 2, (a[1] + c[1]) / 2];
+  };
+  Drawing.prototype.labelBoxes = function () {
+    var self = this;
+    return list(this.b.nodes).filter(function (n) { return n.type !== "oasis"; }).map(function (n) {
+      var p = self.xy(n.id), ly = p[1] + (n.type === "small" ? 24 : 29), w = 8.6 * String(n.name).length + 8;
+      return [p[0] - w / 2, ly - 13, p[0] + w / 2, ly + 4];
+    });
+  };
+
   // --- dice ----------------------------------------------------------------------------------------------
   Drawing.prototype.die = function (seat, tok) {
     var kind = String(tok).charAt(0), value = String(tok).slice(1);
@@ -99,7 +124,7 @@
       if (r.coins) cost.push(r.coins + " coins");
       var title = self.nodeName(r.a) + " – " + self.nodeName(r.b) + (cost.length ? ": " + cost.join(" and ") + " extra" : ": no extra cost");
       out.push('<g class="voy-route"><title>' + e(title) + '</title><line x1="' + a[0] + '" y1="' + a[1] + '" x2="' + c[0] + '" y2="' + c[1] + '" class="voy-road' + (cost.length ? " voy-road-cost" : "") + '"/>');
-      var mx = (a[0] + c[0]) / 2, my = (a[1] + c[1]) / 2;
+      var at = self.costSpot(a, c, (r.camels && r.coins) ? 40 : 20), mx = at[0], my = at[1];
       if (r.camels && r.coins) { mx -= 10; }
       if (r.camels) {
         out.push('<rect x="' + (mx - 9) + '" y="' + (my - 8) + '" width="18" height="16" rx="4" class="voy-camel-cost"/><text x="' + mx + '" y="' + (my + 4) + '" class="voy-cost-text">' + r.camels + "</text>");
@@ -218,8 +243,9 @@
     bits.push('<span class="voy-chip" title="Black dice left to buy or win this round">Black dice left: ' + e(v.black_left === undefined ? "–" : v.black_left) + "</span>");
     var piles = list(v.round_pile_sizes);
     bits.push('<span class="voy-chip" title="Face-down contract piles for the coming rounds">Round piles: ' + (piles.length ? e(piles.join(", ")) : "none") + "</span>");
-    bits.push('<span class="voy-chip" title="Special pile: unseen cards on top, then cards put back underneath (public)">Special pile: ' + e(v.special_hidden || 0) + " unseen" +
-      (list(v.special_known).length ? " + " + list(v.special_known).map(function (c) { return "#" + c; }).join(" ") : "") + "</span>");
+    var self = this, known = list(v.special_known);
+    bits.push('<span class="voy-chip voy-special" title="Special pile: unseen cards on top, then cards put back underneath (public)">Special pile: ' + e(v.special_hidden || 0) + " unseen" +
+      (known.length ? ", then " + known.length + " known: " + known.map(function (c) { return self.contractCard(c); }).join(" ") : "") + "</span>");
     if (list(v.draft_pool).length && v.phase !== "play" && v.phase !== "over") {
       var chars = obj(this.b.characters);
       bits.push('<span class="voy-chip">Characters to choose: ' + list(v.draft_pool).map(function (k) {
