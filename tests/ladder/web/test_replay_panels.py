@@ -93,7 +93,8 @@ def test_move_list_changes_clocks_and_graph(recorded, live_server, browser):
     assert found["deltas"] is not None, "no frame listed a seat's resources changing"
     page.evaluate("(step) => window.CaravanReplay.viewer.show(step)", found["marked"])
     name = match.names[0].split(" ")[0]
-    page.evaluate("window.scrollTo(0, 0)")  # the side column is sticky: shot from the top, it is beside the board
+    # the side column is sticky: shot from the top of the page, it stands beside the board
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(ARTIFACTS / f"panels-{name}-desktop.png"), full_page=True)
     # On a phone the current move and the step buttons stay in view while the board is on screen.
     page.set_viewport_size(PHONE)
