@@ -168,7 +168,7 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--out", default="search.jsonl")
     fitting = sub.add_parser("train", help="fit the policy on a dataset (JSON Lines or Parquet)")
     fitting.add_argument("--data", required=True)
-    fitting.add_argument("--epochs", type=int, default=6)
+    fitting.add_argument("--epochs", type=int, default=8)
     fitting.add_argument("--seed", type=int, default=0)
     fitting.add_argument("--out", default="model.npz")
     play = sub.add_parser("series", help="the trained bot against a house level over a seeded series")

@@ -8,8 +8,8 @@ its legal actions and the action it chose. The model scores a legal action `a` i
 where `x(o)` is the engine's observation vector (`engine_service.envs.encoding`, `OBS_SIZE` floats plus a
 constant 1) and `phi(a)` hashes the action's kind and `details` the same way (`ACTION_SIZE` floats: the
 kind, each detail's value and the value as a category, a list's items and its length). Training maximises the log-probability of the
-chosen action under the softmax over the legal ones (Adam, L2, seeded shuffling); playing takes the best
-score. It reads only what a bot is given (its observation and legal actions), so it can be a bot.
+chosen action under the softmax over the legal ones (Adam, L2, seeded shuffling, the parameters
+averaged over the second half of the steps); playing takes the best score. It reads only what a bot is given (its observation and legal actions), so it can be a bot.
 
 Pure computation: numpy and the engine's encoding, no I/O but `save`/`load`, no RNG but the seeded one.
 """
@@ -105,37 +105,53 @@ class LinearPolicy:
 
 @dataclass(frozen=True)
 class TrainSettings:
-    epochs: int = 6
-    rate: float = 0.01
+    epochs: int = 8
+    rate: float = 0.003
     l2: float = 1e-4
     seed: int = 0
+    average_from: float = 0.5  # the policy is the mean of the parameters over this last part of the steps
 
 
 def train(
     decisions: Sequence[Decision], settings: TrainSettings = TrainSettings()
 ) -> tuple[LinearPolicy, list[float]]:
-    """Fit by Adam on the softmax log-loss; the policy and the mean loss of each epoch."""
-    policy = LinearPolicy()
-    params = [policy.u, policy.w]
+    """Fit by Adam on the softmax log-loss, returning the parameters averaged over the last steps (Polyak
+    averaging: far steadier play than the last step's), and the mean loss of each epoch."""
+    policy, mean = LinearPolicy(), LinearPolicy()
+    params, averaged = [policy.u, policy.w], [mean.u, mean.w]
     moments = [(np.zeros_like(p), np.zeros_like(p)) for p in params]
     rng = np.random.default_rng(settings.seed)
+    total_steps = settings.epochs * len(decisions)
+    first_averaged = int(total_steps * (1 - settings.average_from))
     losses, t = [], 0
     for _epoch in range(settings.epochs):
         total = 0.0
         for k in rng.permutation(len(decisions)):
-            d = decisions[k]
-            grads, loss = _gradients(policy, d)
+            grads, loss = _gradients(policy, decisions[k])
             total += loss
             t += 1
-            for p, g, (m, v) in zip(params, grads, moments, strict=True):
-                g = g + settings.l2 * p
-                m *= 0.9
-                m += 0.1 * g
-                v *= 0.999
-                v += 0.001 * g * g
-                p -= settings.rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+            _adam_step(params, grads, moments, t, settings)
+            if t > first_averaged:
+                for a, p in zip(averaged, params, strict=True):
+                    a += (p - a) / (t - first_averaged)
         losses.append(total / max(1, len(decisions)))
-    return policy, losses
+    return mean, losses
+
+
+def _adam_step(
+    params: list[Matrix],
+    grads: list[Matrix],
+    moments: list[tuple[Matrix, Matrix]],
+    t: int,
+    settings: TrainSettings,
+) -> None:
+    for p, g, (m, v) in zip(params, grads, moments, strict=True):
+        g = g + settings.l2 * p
+        m *= 0.9
+        m += 0.1 * g
+        v *= 0.999
+        v += 0.001 * g * g
+        p -= settings.rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
 
 
 def _gradients(policy: LinearPolicy, d: Decision) -> tuple[list[Matrix], float]:
