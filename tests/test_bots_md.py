@@ -226,3 +226,29 @@ def test_ladder_blocks(block: Block, live_server, django_user_model, tmp_path: P
     from ladder.bots.models import Bot
 
     assert Bot.objects.get(name="my-bot").max_concurrent == 3
+
+
+def inline_commands(program: str) -> list[str]:
+    """The `program ...` commands BOTS.md names in its prose (code spans), placeholders cut off."""
+    spans = re.findall(rf"`({program} [^`<]*)", BOTS_MD.read_text())
+    return sorted({span.strip() for span in spans})
+
+
+@pytest.mark.parametrize("command", inline_commands("caravan"))
+def test_every_caravan_command_named_in_the_prose_exists(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine_service.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main([*command.split()[1:], "--help"])
+    assert done.value.code == 0 and "usage: caravan" in capsys.readouterr().out
+
+
+def test_every_benchmark_named_in_the_prose_exists() -> None:
+    named = [c.split()[3] for c in inline_commands("python") if c.startswith("python -m bench ")]
+    assert named, "BOTS.md quotes its overhead figures from `python -m bench ...` runs"
+    for name in named:
+        assert (ROOT / "bench" / f"bench_{name}.py").is_file(), name
+        source = {"relay": "bench_relay.json", "matches": "matches.json"}[name]
+        assert f"bench/results/{source}" in BOTS_MD.read_text()  # the figures say where they come from
