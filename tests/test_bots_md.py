@@ -72,10 +72,15 @@ def of_kind(kind: str) -> list[Block]:
     return [b for b in blocks() if b.kind == kind]
 
 
-def free_port() -> int:
+@pytest.fixture
+def free_port() -> Iterator[int]:
+    """A free port for a `caravan local` run; the runner's registry file for it is removed afterwards."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        port = int(s.getsockname()[1])
+    yield port
+    for leftover in (ROOT / "var").glob(f"local-registry-{port}.sqlite3*"):
+        leftover.unlink(missing_ok=True)
 
 
 def environment(**extra: str) -> dict[str, str]:
@@ -161,8 +166,8 @@ def test_gateway_blocks(block: Block, gateway: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("block", of_kind("local"), ids=lambda b: b.id)
-def test_local_walkthrough_blocks(block: Block, tmp_path: Path) -> None:
-    body = substitute(block.body, f"127.0.0.1:{free_port()}")
+def test_local_walkthrough_blocks(block: Block, tmp_path: Path, free_port: int) -> None:
+    body = substitute(block.body, f"127.0.0.1:{free_port}")
     assert "caravan local" in body and "wait" in body
     cwd = workdir(tmp_path)
     body = body.replace("caravan local ", f"caravan local --out {cwd / 'records'} ", 1)
@@ -172,9 +177,9 @@ def test_local_walkthrough_blocks(block: Block, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("block", of_kind("bot"), ids=lambda b: b.id)
-def test_bot_blocks_play_a_local_match(block: Block, tmp_path: Path) -> None:
+def test_bot_blocks_play_a_local_match(block: Block, tmp_path: Path, free_port: int) -> None:
     cwd = workdir(tmp_path)
-    port = free_port()
+    port = free_port
     runner_args = "local --game expedition-v1 --house random --matches 1 --token devtoken --wait 30"
     argv = [sys.executable, "-m", "engine_service.cli", *runner_args.split()]
     runner = subprocess.Popen(
