@@ -37,8 +37,9 @@ class Ladder(models.Model):
     duplicate_sets = models.BooleanField(
         default=False,
         help_text="Matchmaking plays each table as a duplicate set: the same seed once per seat rotation. "
-        "Off by default: `python -m bench luck` found it does not rank bots of known order right any sooner "
-        "on these games (see infra/README.md).",
+        "A new ladder takes its game's default (`ladder.ladders.services.DUPLICATE_SETS_GAMES`): on where "
+        "`python -m bench luck` found the paired variance of rank differences clearly lower, off elsewhere "
+        "(README.md, Luck control).",
     )
     live_delay_steps = models.PositiveIntegerField(
         default=0, help_text="A running match's live view shows the game this many steps behind the play."

@@ -12,6 +12,16 @@ from engine_service.games import InvalidOptions, get_game
 from ladder.ladders.models import Ladder
 from ladder.ratings import elo
 
+# The games whose new ladders play duplicate sets by default: those where `python -m bench luck` found the
+# paired variance of rank differences clearly below the independent one (its 95% interval under 1;
+# bench/results/luck.json, `duplicate_pays`). Elsewhere a set costs three matches and buys no precision.
+DUPLICATE_SETS_GAMES: frozenset[str] = frozenset()
+
+
+def duplicate_sets_default(game_id: str) -> bool:
+    """Whether a new ladder of `game_id` plays duplicate sets unless told otherwise."""
+    return game_id in DUPLICATE_SETS_GAMES
+
 
 @transaction.atomic
 def ladder_create(
@@ -24,10 +34,11 @@ def ladder_create(
     description: str = "",
     params: elo.RatingParams | None = None,
     house_bots_allowed: bool = True,
-    duplicate_sets: bool = False,
+    duplicate_sets: bool | None = None,
 ) -> Ladder:
     """A ladder for a registered game; options are validated and resolved by the game's spec. With
-    `duplicate_sets`, matchmaking plays each of its tables once per seat rotation on one seed."""
+    `duplicate_sets`, matchmaking plays each of its tables once per seat rotation on one seed; None (the
+    default) takes the game's measured default (`duplicate_sets_default`)."""
     try:
         spec = get_game(game_id)
         resolved = spec.resolve_options(options, num_players)
@@ -61,7 +72,7 @@ def ladder_create(
         openskill_mu=params.mu,
         openskill_sigma=params.sigma,
         house_bots_allowed=house_bots_allowed,
-        duplicate_sets=bool(duplicate_sets),
+        duplicate_sets=duplicate_sets_default(game_id) if duplicate_sets is None else bool(duplicate_sets),
     )
 
 
