@@ -323,6 +323,7 @@ class Demo:
             CARAVANSERAI_VAR_DIR=str(self.var),
             CARAVANSERAI_REGISTRY_PATH=str(self.var / "gateway-registry.sqlite3"),
             CARAVANSERAI_GATEWAY_ADDR=f"127.0.0.1:{self.bot_port}",
+            LADDER_GATEWAY_PUBLIC_ADDR=f"127.0.0.1:{self.bot_port}",  # what the token page tells bots
             CARAVANSERAI_RELAY_ADDR=f"127.0.0.1:{self.relay_port}",
             CARAVANSERAI_GATEWAY_AUTH="django",
             CARAVANSERAI_GATEWAY_UDS=str(self.var / "demo" / "gateway-socket" / "bot.sock"),  # hosted bots

@@ -1,5 +1,6 @@
 """The one-command demo on embedded defaults, run as a new operator would: the first match soon after the
-URLs, a bot registered on the web page and connected plays within 30 s, every ladder gets a rated match,
+URLs, a bot registered on the web page in Chromium and connected with the command its token page shows has
+its first rated result within a minute and a rating chart that moves, every ladder gets a rated match,
 the feed prints every finished match (also those finishing after a later id) with the right total, and a
 stop by SIGTERM (like Ctrl-C) or `--minutes` leaves no match RUNNING, no scheduling task expired and no
 process behind. The demo's database is read with sqlite3 (not Django), as the demo owns it."""
@@ -11,6 +12,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -27,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PORTS = ["--web-port", "0", "--gateway-port", "0", "--relay-port", "0"]
 FIRST_MATCH_SECONDS = 15
 WEB_BOT_SECONDS = 30
+FIRST_RESULT_SECONDS = 60  # from the bot's start to its first rated result, and its chart moving
 EVERY_LADDER_SECONDS = 150
 
 pytestmark = pytest.mark.slow
@@ -211,17 +214,71 @@ def finished_out_of_order(demo: DemoRun) -> bool:
     return ids != sorted(ids)
 
 
+RATED_SQL = (
+    "SELECT COUNT(*) FROM matches_seat s JOIN bots_bot b ON b.id = s.bot_id JOIN matches_match m"
+    " ON m.id = s.match_id WHERE b.name = ? AND m.status = 'DONE' AND m.rated"
+)
+
+
+def register_in_the_browser(page, base: str, name: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    """As a newcomer does in Chromium: log in, register `name` for Expedition; its id and the Python command
+    its token page shows."""
+    page.goto(f"{base}/login/")
+    page.fill("#id_username", "demo")
+    page.fill("#id_password", "caravanserai-demo")
+    page.locator("main form button[type=submit]").first.click()
+    page.goto(f"{base}/bots/new/")
+    page.fill("#id_name", name)
+    page.check("input[name=games][value=expedition-v1]")
+    page.fill("#id_max_concurrent", "2")
+    page.locator("main form button[type=submit]").first.click()
+    command = page.locator("#cmd-python-text").inner_text()
+    bot_id = int(re.search(r"/bots/(\d+)/", page.url).group(1))  # type: ignore[union-attr]
+    return bot_id, command
+
+
+def run_token_page_command(demo: DemoRun, command: str) -> subprocess.Popen[bytes]:
+    """The token page's command, as shown (its `python` is this interpreter, run from the repository)."""
+    argv = shlex.split(command)
+    assert argv[:2] == ["python", "clients/python/examples/random_bot.py"] and "--concurrent" in argv, argv
+    _, gateway = demo.first(r"gateway\s+(127\.0\.0\.1:\d+)", 5)
+    assert argv[argv.index("--target") + 1] == gateway.group(1), (argv, gateway.group(1))
+    env = demo_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "clients" / "python"), str(ROOT)])
+    return subprocess.Popen(
+        [sys.executable, *argv[1:]], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def chart_points(page, base: str, bot_id: int) -> int:  # type: ignore[no-untyped-def]
+    page.goto(f"{base}/bots/{bot_id}/")
+    lines = page.locator("#rating-chart polyline")
+    return sum(len((lines.nth(i).get_attribute("points") or "").split()) for i in range(lines.count()))
+
+
 def check_web_bot(demo: DemoRun, base: str) -> None:
-    token = register_bot_on_the_web(base, "web-registered")
-    bot = start_web_bot(demo, token)
-    try:
-        sql = "SELECT COUNT(*) FROM matches_seat s JOIN bots_bot b ON b.id = s.bot_id WHERE b.name = ?"
-        waited = wait_until(lambda: demo.query(sql, "web-registered")[0][0] > 0, WEB_BOT_SECONDS, "web bot")
-        print(f"web-registered bot: first match {waited:.1f}s after it was started")
-        demo.first(r"match\s+\d+ .*web-registered", 90)
-    finally:
-        bot.terminate()
-        bot.wait(10)
+    from playwright.sync_api import sync_playwright
+
+    from tests.ladder.web.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page()
+        bot_id, command = register_in_the_browser(page, base, "web-registered")
+        bot = run_token_page_command(demo, command)
+        try:
+            rated = lambda: demo.query(RATED_SQL, "web-registered")[0][0]  # noqa: E731
+            waited = wait_until(lambda: rated() > 0, FIRST_RESULT_SECONDS, "the web bot's first rated result")
+            print(f"web-registered bot: first rated result {waited:.1f}s after it was started")
+            first = chart_points(page, base, bot_id)
+            assert first >= 1 and page.locator("text=web-registered").count() > 0
+            seen = rated()
+            wait_until(lambda: rated() > seen, FIRST_RESULT_SECONDS - waited + 30, "a second rated result")
+            assert chart_points(page, base, bot_id) > first  # the chart moved with the new result
+        finally:
+            bot.terminate()
+            bot.wait(10)
+            browser.close()
 
 
 def test_demo_never_stalls_and_stops_cleanly_on_sigterm(tmp_path):
