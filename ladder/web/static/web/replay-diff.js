@@ -5,9 +5,11 @@
      (a per-seat array such as `players[]` or `res[]` holds seat i at index i) and for the table, as
      [{seat, label, delta}], e.g. {seat: 1, label: "coins", delta: -3}; a list's length counts as a number
      ("hand count", "cards").
-   - `CaravanReplay.diff.mark(boardBefore, boardAfter)`: marks with the class `rv-changed` every element of
-     the drawn board that is new or whose own attributes or text differ from the same element before (an
-     element is found again by its path of tags, anchored at `data-node`, `data-space`, `data-seat`, `id`).
+   - `CaravanReplay.diff.signatures(board)`: every element of a drawn board by its path of tags (anchored
+     at `data-node`, `data-space`, `data-seat`, `data-private-of`, `id`), with its own attributes and text;
+     `CaravanReplay.diff.mark(before, now)` marks with the class `rv-changed` every element of the board now
+     that is new or differs from the same element before (the viewer keeps the last board's signatures, so
+     stepping through a match reads each board once).
 
    It reads only what the viewer was given (the two views of the same seat or of the spectator): it never
    fetches and never reveals anything the views hide. Vanilla JS, no build. */
@@ -52,7 +54,7 @@
     var bits = [];
     for (var i = 0; i < el.attributes.length; i++) {
       var a = el.attributes[i];
-      if (a.name !== "class" || a.value.indexOf("rv-changed") < 0) bits.push(a.name + "=" + a.value);
+      bits.push(a.name + "=" + (a.name === "class" ? a.value.replace(/\s*rv-changed/g, "") : a.value));
     }
     for (var c = el.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) bits.push(c.nodeValue.trim());
     return bits.join("|");
@@ -81,10 +83,10 @@
     return map;
   }
 
-  // Marks the changed elements of `after`; returns how many. A frame where most of the board differs (another
-  // layout, the first frame) is left unmarked: a highlight there would say nothing.
-  function mark(before, after) {
-    var old = signatures(before), now = signatures(after);
+  // Marks the changed elements of the board now (`now`, its signatures) against the board before (`old`);
+  // returns how many. A frame where most of the board differs (another layout, the first frame) is left
+  // unmarked: a highlight there would say nothing.
+  function mark(old, now) {
     var changed = [], total = 0;
     Object.keys(now).forEach(function (path) {
       total++;

@@ -18,6 +18,8 @@
 (function () {
   "use strict";
   var SEAT_COLORS = ["#dc2626", "#2563eb", "#16a34a", "#ca8a04", "#7c3aed"];
+  // The same hues, dark enough for a seat's name written in them on a light panel (4.5:1 or more)
+  var SEAT_TEXT_COLORS = ["#b91c1c", "#1d4ed8", "#15803d", "#a16207", "#6d28d9"];
   var renderers = {};
   var api = { register: function (family, renderer) { renderers[family] = renderer; }, viewer: null };
   window.CaravanReplay = api;
@@ -54,6 +56,7 @@
       var main = document.createElement("div");
       main.className = "rv-main";
       body.insertBefore(main, board);
+      main.insertAdjacentHTML("beforeend", '<div id="rv-final"></div>');
       main.appendChild(board);
       main.insertAdjacentHTML("beforeend", '<div id="rv-changes" class="rv-changes small" aria-live="polite"></div>' +
         '<div id="rv-graph" class="rv-panel" hidden></div>');
@@ -64,7 +67,7 @@
       bar.innerHTML = (cfg.mode === "live" ? "" : '<button type="button" data-go="-1" aria-label="previous step">◀</button>') +
         '<span id="rv-now" class="rv-now"></span>' + (cfg.mode === "live" ? "" : '<button type="button" data-go="1" aria-label="next step">▶</button>');
       body.parentNode.insertBefore(bar, body.nextSibling);
-      return { side: side, clocks: el("rv-clocks"), graph: el("rv-graph"), moves: el("rv-moves"), changes: el("rv-changes"), bar: bar, now: el("rv-now") };
+      return { side: side, final: el("rv-final"), clocks: el("rv-clocks"), graph: el("rv-graph"), moves: el("rv-moves"), changes: el("rv-changes"), bar: bar, now: el("rv-now") };
     }
     function helpers() {
       return { seatName: seatName, seatColor: seatColor, esc: esc, withNames: withNames, players: cfg.seats.length, href: href };
@@ -81,7 +84,7 @@
     function withNames(text) {
       return esc(text).replace(/\bseats? (\d+)\b/g, function (all, seat) {
         if (!cfg.seats[Number(seat)] || /^seats/.test(all)) return all;
-        return '<b class="who" style="color:' + seatColor(seat) + '">' + esc(seatName(Number(seat))) + " (seat " + seat + ")</b>";
+        return '<b class="who" style="color:' + SEAT_TEXT_COLORS[Number(seat) % SEAT_TEXT_COLORS.length] + '">' + esc(seatName(Number(seat))) + " (seat " + seat + ")</b>";
       });
     }
     function getJson(url) {
@@ -138,7 +141,6 @@
     }
     function wordsHtml(frame) {
       var parts = [];
-      if (frame.result) parts.push(resultHtml(frame.result));
       if (frame.next_action) {
         // As a seat saw it, another seat's action id is not shown (it may name a hidden choice).
         var ownView = state.seat === "" || Number(state.seat) === frame.next_action.seat;
@@ -178,10 +180,9 @@
     // Draws `frame`; `before` (the frame of the step before, same view) if known, to show what changed.
     function draw(frame, revealed, before) {
       var html = boardHtml(frame, revealed, false);
-      var key = state.seat + "|" + frame.step;
-      var old = before ? drawnBefore(before, revealed) : null;
+      var old = before && api.diff ? drawnBefore(before, revealed) : null;
       board.innerHTML = html;
-      state.drawn = { key: key, html: html };
+      state.drawn = { key: state.seat + "|" + frame.step, sigs: api.diff ? api.diff.signatures(board) : null };
       board.querySelectorAll(".board-scroll").forEach(function (box) {
         if (!box.hasAttribute("tabindex")) {
           box.setAttribute("tabindex", "0");
@@ -190,21 +191,23 @@
         }
       });
       words.innerHTML = wordsHtml(frame);
+      panels.final.innerHTML = frame.result ? resultHtml(frame.result) : "";  // the final screen has the width
       el("rv-turn").textContent = where(frame);
       showChanges(frame, before, old);
       showClocks(frame);
       showGraph(frame);
     }
+    // The signatures of the board before: the last one drawn if it was that step, else drawn off-screen.
     function drawnBefore(before, revealed) {
+      if (state.drawn && state.drawn.sigs && state.drawn.key === state.seat + "|" + before.step) return state.drawn.sigs;
       var holder = document.createElement("div");
-      var key = state.seat + "|" + before.step;
-      holder.innerHTML = state.drawn && state.drawn.key === key ? state.drawn.html : boardHtml(before, revealed, true);
-      return holder;
+      holder.innerHTML = boardHtml(before, revealed, true);
+      return api.diff.signatures(holder);
     }
     function showChanges(frame, before, old) {
       var diff = api.diff;
       if (!before || !diff) { panels.changes.innerHTML = ""; root.setAttribute("data-changed", "0"); return; }
-      var marked = diff.mark(old, board);
+      var marked = diff.mark(old, state.drawn.sigs);
       var deltas = diff.deltas(before.view, frame.view, cfg.seats.length);
       root.setAttribute("data-changed", String(marked));
       root.setAttribute("data-deltas", String(deltas.length));

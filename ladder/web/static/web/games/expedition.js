@@ -88,7 +88,7 @@
     var html = [drawTrack(ctx), legendHtml(ctx), '<div class="board-panels"><div class="players">'];
     view.players.forEach(function (pl) {
       html.push('<div class="player' + (view.current_seat === pl.seat ? " to-move" : "") + '" style="border-left-color:' + ctx.seatColor(pl.seat) + '" data-seat="' + pl.seat + '">' +
-        "<b>" + esc(ctx.seatName(pl.seat)) + "</b> · seat " + pl.seat + "<br>" + pl.gold + " gold · " + pl.hand_count + " cards" +
+        "<b>" + esc(ctx.seatName(pl.seat)) + "</b> · seat " + pl.seat + "<br>" + pl.gold + " gold · " + pl.hand_count + (pl.hand_count === 1 ? " card" : " cards") +
         '<div class="cardrow" data-private-of="' + pl.seat + '">' + handHtml(ctx, pl) + "</div></div>");
     });
     html.push("</div>");
