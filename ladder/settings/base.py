@@ -12,7 +12,8 @@ DJANGO_SETTINGS_MODULE of every entry point: manage.py, wsgi/asgi, Celery, the g
   DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS, DJANGO_SECURE_HSTS_PRELOAD, DJANGO_SECURE_COOKIES (secure
   session and CSRF cookies), DJANGO_SECURE_PROXY_SSL_HEADER ("HTTP_X_FORWARDED_PROTO,https": the header
   your proxy sets), LADDER_NUM_PROXIES (trusted reverse proxies in front; 0: X-Forwarded-For is ignored).
-- LADDER_THROTTLE_AUTH / LADDER_THROTTLE_WRITES / LADDER_THROTTLE_READS (DRF rates such as "20/min"),
+- LADDER_THROTTLE_AUTH / LADDER_THROTTLE_WRITES / LADDER_THROTTLE_READS / LADDER_THROTTLE_DATASET (DRF
+  rates such as "20/min"; the last, pages of a ladder's dataset export per client, 30/min),
   LADDER_TOKEN_DAYS (user API tokens' lifetime), LADDER_CSP (the Content-Security-Policy header).
 - LADDER_GATEWAY_PUBLIC_ADDR: the engine gateway's address as bots reach it (host:port), shown on a bot's
   token page in its connect commands (default "127.0.0.1:50051", the local gateway).
@@ -184,6 +185,7 @@ REST_FRAMEWORK = {
         "auth": env_str(env, "LADDER_THROTTLE_AUTH", "20/min"),
         "writes": env_str(env, "LADDER_THROTTLE_WRITES", "120/min"),
         "reads": env_str(env, "LADDER_THROTTLE_READS", "600/min"),
+        "dataset": env_str(env, "LADDER_THROTTLE_DATASET", "30/min"),
     },
     "NUM_PROXIES": env_int(env, "LADDER_NUM_PROXIES", 0, minimum=0),
     "DEFAULT_PARSER_CLASSES": [
