@@ -6,7 +6,9 @@ A replay is game id + options + seed + seats + action log, with a state hash eve
 revision 1 (records from before revisions existed), so a rules fix never changes how an old record replays.
 `debug` holds the bots' own texts by step (`Decision.debug`, `referee.debug_text`): their owners' alone, so
 `to_json()` (and `dumps`, `dump`: what is stored as the replay and served) leaves them out unless asked
-(`private=True`); they are not part of the replay, its frames or its hashes.
+(`private=True`); they are not part of the replay, its frames or its hashes. `clocks` holds, per decision
+asked, the seconds the seat was charged (the seat's own measure first) and its bank left after (None for an
+unclocked house seat): measured, so kept beside the replay, never part of its hashes; written only when any.
 Pure data: no I/O except `load`/`dump` helpers for files.
 """
 
