@@ -5,7 +5,8 @@ verifier, the session registry and the hub into two grpc.aio servers and one asy
 connect to the bot address (public), workers make the relay's control calls on the relay address and send
 decisions to the decision address (both internal; the decision port speaks `relay_frames`, one connection
 per worker process). Both gRPC servers serve grpc.health.v1 and server reflection, so `grpcurl` and other
-generic clients can explore them. It holds no match loop.
+generic clients can explore them. It holds no match loop. All three run on one event loop, uvloop's unless
+CARAVANSERAI_GATEWAY_EVENT_LOOP=asyncio (`python -m bench relay` measures both side by side).
 
 Starting: the servers bind and serve first; the token verifier warms up next (Django's setup, off the loop),
 and a bot connecting meanwhile waits for its token check. The gateway tells the registry it is not admitting
