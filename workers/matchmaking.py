@@ -9,6 +9,8 @@ matches for repeat avoidance and seat rotation. `workers.pairing.plan_tables` bu
 run, and a ladder with CARAVANSERAI_MAX_QUEUED_PER_LADDER matches already waiting gets no more.
 
 Admission and fairness between ladders:
+- Ladders are served longest unserved first (the one whose latest match is oldest; a ladder never matched
+  before all, and it keeps its bots' free seats until it can fill a table).
 - A bot that plays more than one active ladder never has all of its slots on one of them (at most
   capacity - 1 there, when its capacity is 2 or more), so one ladder of slow tables cannot starve the others.
 - House bots that search decide in the workers' search pools, a resource of fixed size: at most
