@@ -18,23 +18,26 @@ From the pool (the statistics are pure functions of it, tested on fake pools in 
   (what a ladder's independent matches, seats rotated as matchmaking does, give). Ratio paired /
   independent, with a 95% bootstrap interval over seeds: below 1, a set is worth 3 / ratio independent
   matches.
-- Matches to order the field: the number of matches after which 90% of ladders order the four bots right,
+- Matches to order the field: the fewest matches after which 90% of ladders order the four bots right,
   drawn from the pool (sequences of sets, or of pseudo-sets: the same table three times, seats rotated,
   three different seeds, so the two modes differ only in the shared seed). Two methods: "paired", each bot
   scored by the mean rank difference against every other bot over the sets or pseudo-sets both sat in; and
   "rating", the ladder's own rating (`ladder.ratings.elo.rate_match` at default parameters, each match
-  rated as matchmaking does, ranked by mu - 3 sigma). 95% intervals by bootstrap over the pool's seeds
-  (paired method) and over the drawn ladders (rating method, which is too slow to redraw per bootstrap).
+  rated as matchmaking does, ranked by mu - 3 sigma). The share must stay at 90% or above from there to
+  the end of the draw. 95% intervals by bootstrap over the pool's seeds within tables (paired method) and
+  over the drawn ladders (rating method, which is too slow to redraw per bootstrap).
 
 Run: `python -m bench luck`. Sizes: CARAVANSERAI_BENCH_LUCK_SETS (400 seeds per game),
 CARAVANSERAI_BENCH_LUCK_BOOTSTRAP (1000 resamples for the variance intervals),
 CARAVANSERAI_BENCH_LUCK_ORDER_RESAMPLES (100 for the paired ordering's, each drawing 200 ladders),
 CARAVANSERAI_BENCH_LUCK_LADDERS (100 ladders per mode replayed with the rating), CARAVANSERAI_BENCH_LUCK_JOBS
-(2 processes), CARAVANSERAI_BENCH_LUCK_GAMES (a comma list); CARAVANSERAI_BENCH_LUCK_POOL=FILE analyses a
-pool written before instead of playing one. Writes the pool to bench/results/luck-pool.json (a run keeps
-the other games' sets there) and the figures, with the load average and the intervals, to
-bench/results/luck.json. It plays house bots in this process's pool only: no database, no ladder, no
-network; the ladder's defaults it informs are set in `ladder.ladders.services`.
+(2 processes), CARAVANSERAI_BENCH_LUCK_GAMES (the games to play, a comma list; default all four). It plays
+them into bench/results/luck-pool.json, which keeps the other games' sets from earlier runs, and analyses
+every game of that pool; CARAVANSERAI_BENCH_LUCK_POOL=FILE plays nothing and analyses FILE's games. The
+figures, with the load average and the intervals, go to bench/results/luck.json.
+
+It plays house bots in its own processes only: no database, no ladder, no network. The ladder defaults it
+informs are set in `ladder.ladders.services` (`DUPLICATE_SETS_GAMES`), by hand, from its results.
 """
 
 from __future__ import annotations
@@ -268,12 +271,15 @@ def draw_units(
     """Drawn ladders, (ladders, units, 3) set indices per rotation: "duplicate" units are sets (one seed,
     three rotations); "independent" units are pseudo-sets from the same tables (rotation k from the k-th of
     three different seeds of the duplicate unit's group), so the two differ only in the shared seed."""
-    chosen = rng.integers(0, arrays.sets, size=(ladders, units))
+    sizes = np.bincount(arrays.group)
+    eligible = np.flatnonzero(sizes[arrays.group] >= PLAYERS)  # a table of a small pool may have fewer seeds
+    chosen = eligible[rng.integers(0, len(eligible), size=(ladders, units))]
     independent = np.empty((ladders, units, PLAYERS), int)
     for g in np.unique(arrays.group):
         members = np.flatnonzero(arrays.group == g)
         where = arrays.group[chosen] == g
-        independent[where] = members[_distinct_triples(len(members), int(where.sum()), rng)]
+        if where.any():
+            independent[where] = members[_distinct_triples(len(members), int(where.sum()), rng)]
     return {"duplicate": np.repeat(chosen[:, :, None], PLAYERS, axis=2), "independent": independent}
 
 
@@ -354,12 +360,19 @@ def paired_needed(arrays: PoolArrays, ladders: int, units: int, resamples: int, 
     rng = np.random.default_rng(seed)
     found: dict[str, list[float]] = {mode: [] for mode in MODES}
     for b in range(resamples + 1):
-        pool = arrays if b == 0 else resample(arrays, rng.integers(0, arrays.sets, arrays.sets))
+        pool = arrays if b == 0 else resample(arrays, _within_groups(arrays.group, rng))
         drawn = draw_units(pool, ladders, units, rng)
         for mode in MODES:
             u = needed(ordered_share(pool, drawn[mode]))
             found[mode].append(math.inf if u is None else u * PLAYERS)
     return {mode: interval(np.array(values)) for mode, values in found.items()}
+
+
+def _within_groups(group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A resample of the sets that keeps each table's count (each pseudo-set needs three of its table)."""
+    return np.concatenate(
+        [rng.choice(np.flatnonzero(group == g), int((group == g).sum())) for g in np.unique(group)]
+    )
 
 
 def rating_needed(right: np.ndarray, resamples: int, seed: int) -> dict[str, float]:
@@ -483,6 +496,10 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _game_order(game_id: str) -> tuple[int, str]:
+    return (GAMES.index(game_id) if game_id in GAMES else len(GAMES), game_id)
+
+
 def main() -> int:
     sizes = Sizes.from_env()
     games = [g for g in os.environ.get("CARAVANSERAI_BENCH_LUCK_GAMES", ",".join(GAMES)).split(",") if g]
@@ -491,8 +508,10 @@ def main() -> int:
     print(
         f"{len(EPSILONS)} bots (epsilon {', '.join(f'{e:g}' for e in EPSILONS)}), {PLAYERS} players, {sizes}"
     )
-    pool = load_pool(source) if source else play_pool(games, sizes.sets, sizes.jobs)
-    report = analyse({g: pool[g][: sizes.sets] for g in games}, sizes)
+    if not source:
+        play_pool(games, sizes.sets, sizes.jobs)
+    pool = load_pool(source or str(POOL_FILE))  # every game in the pool, those played before included
+    report = analyse({g: pool[g] for g in sorted(pool, key=_game_order)}, sizes)
     load_after = [round(v, 2) for v in os.getloadavg()]
     print()
     print_table(HEADERS, rows(report))
