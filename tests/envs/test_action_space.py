@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterator
-
 import pytest
 
 from engine_service.envs.action_space import (
@@ -13,46 +10,31 @@ from engine_service.envs.action_space import (
     enumerate_pattern,
     natural_key,
 )
+from engine_service.envs.space_check import check_random_game, settings
 from engine_service.games import Action
-from engine_service.games.registry import list_games, make
+from engine_service.games.registry import list_games
 
-GAMES_PER_SETTING = 12  # 17 settings: 204 games, every decision checked
-
-
-def settings() -> Iterator[tuple[str, int, dict[str, object]]]:
-    for spec in list_games():
-        for players in range(spec.min_players, spec.max_players + 1):
-            for options in spec.option_variants(players):
-                yield spec.game_id, players, options
+GAMES_PER_SETTING = 12  # 17 settings: 204 games, every decision checked (bench action_space: thousands)
 
 
 @pytest.mark.parametrize(("game_id", "players", "options"), list(settings()))
 def test_every_legal_action_maps_to_an_index_and_back(
     game_id: str, players: int, options: dict[str, object]
 ) -> None:
-    space = action_space(game_id)
-    fixed_seen: dict[str, int] = {}
+    space, fixed_seen = action_space(game_id), {}
     decisions = 0
     for game in range(GAMES_PER_SETTING):
-        state = make(game_id, players, 500 + game, options)
-        rng = random.Random(game)
-        while not state.is_over():
-            seat = state.current_seats()[0]
-            legal = state.legal_actions(seat)
-            indices = space.legal_indices(legal)
-            assert len(set(indices)) == len(legal)
-            assert sum(space.mask(legal)) == len(legal)
-            assert all(0 <= index < space.size for index in indices)
-            chosen = rng.randrange(len(legal))
-            for k in {0, chosen, len(legal) - 1}:  # the single-action lookups agree with the batch, both ways
-                assert space.index(legal, legal[k].id) == indices[k]
-                assert space.action_id(legal, indices[k]) == legal[k].id
-            for action, index in zip(legal, indices, strict=True):
-                if space.block(action.kind).fixed:  # a fixed index means the same action in every state
-                    assert fixed_seen.setdefault(action.id, index) == index
-            state.apply(seat, legal[chosen].id)
-            decisions += 1
+        decisions += check_random_game(space, game_id, players, options, 500 + game, fixed_seen)[0]
     assert decisions > 100 * GAMES_PER_SETTING
+
+
+def test_a_mapping_that_does_not_round_trip_is_named() -> None:
+    class Shifted(type(action_space("expedition-v1"))):  # type: ignore[misc]
+        def action_id(self, legal, index):  # type: ignore[no-untyped-def]
+            return legal[-1].id
+
+    with pytest.raises(ActionSpaceError, match=r"expedition-v1 2p .* seed 3 step 0: .* does not round-trip"):
+        check_random_game(Shifted("expedition-v1"), "expedition-v1", 2, {}, 3)
 
 
 def test_the_layout_is_contiguous_and_the_same_for_every_variant() -> None:
