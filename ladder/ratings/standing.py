@@ -7,8 +7,9 @@ Pure: no Django, no I/O, no clock. The rules (also in README.md "Ladders and rat
   but does not order the board. A bot with few games has a large sigma, so it starts low and climbs as
   its games make it certain.
 - Provisional: a bot whose sigma is above its ladder's `provisional_sigma` (default 5.0, 0.6 of the
-  starting sigma 25/3: about 20 games against even opponents on a 2-player ladder, 25 on 3 players, 30 on
-  4, 35 on 5) is ranked like any other but marked provisional: its place can still move a lot.
+  starting sigma 25/3: a median 21, 24, 30 and 37 games at 2-5 players while every seat is new, 11-16 among
+  settled opponents, `python -m bench provisional`) is ranked like any other but marked provisional: its
+  place can still move a lot.
 - Rating interval: mu +/- 2 sigma (Z_RATING = 2, about 95% if the skill estimate were normal).
 - Statistical ties: walking down the ranking, a bot joins the tier of the bot above it when its rating
   interval overlaps the interval of that tier's first bot, and opens the next tier otherwise. Bots in one
