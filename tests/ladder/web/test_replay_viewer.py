@@ -95,7 +95,8 @@ def recorded(request, make_bot) -> tuple[Recorded, str]:
     )
 
 
-@pytest.mark.timeout(1200)  # a hang guard only: it draws every frame for every seat, minutes on a busy machine
+# a hang guard only: it draws every frame for every seat, minutes on a busy machine
+@pytest.mark.timeout(1200)
 def test_every_frame_draws_for_every_seat(recorded, live_server, browser):
     match, name = recorded
     page = browser.new_page(viewport=DESKTOP)
