@@ -16,7 +16,8 @@ from typing import Any
 
 from engine_service.games.base import Action, GameResult, JsonDict, Progress
 from engine_service.games.common.resources import RESOURCE_WORDS, count_words
-from engine_service.games.mp2.rules import (
+from engine_service.games.mp2.rules import Mp2State
+from engine_service.games.mp2.setup_state import (
     BLUE,
     BOOK_OF,
     CARD_SLOTS,
@@ -25,7 +26,6 @@ from engine_service.games.mp2.rules import (
     SPECIAL_SPACES,
     TRAVEL1_COINS,
     TRAVEL_CAP,
-    Mp2State,
 )
 from engine_service.games.mp2.tables import (
     BOOKS,

@@ -21,8 +21,11 @@ from engine_service.referee.match import run_match
 from engine_service.referee.replay import replay
 from engine_service.referee.seats import HouseSeat
 
-RULES = Path(describe.__file__).with_name("rules.py")
-EMITTED = frozenset(re.findall(r'"event": "(\w+)"', RULES.read_text(encoding="utf-8")))
+RULES = [
+    Path(describe.__file__).with_name(f"{m}.py")
+    for m in ("rules", "setup_state", "movement", "placement", "turn")
+]
+EMITTED = frozenset(re.findall(r'"event": "(\w+)"', "".join(p.read_text(encoding="utf-8") for p in RULES)))
 GAMES = [
     (policy, players, options)
     for policy in ("random", "greedy")
