@@ -67,7 +67,11 @@ def play_and_check(players: int, seed: int, policy: str, options: dict[str, Any]
 
 
 def rules_event_kinds() -> set[str]:
-    text = resources.files("engine_service.games.voyages").joinpath("rules.py").read_text()
+    package = resources.files("engine_service.games.voyages")
+    text = "".join(
+        package.joinpath(f"{m}.py").read_text()
+        for m in ("rules", "setup_state", "movement", "placement", "turn")
+    )
     return set(re.findall(r'"event": "(\w+)"', text))
 
 
