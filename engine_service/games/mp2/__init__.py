@@ -85,11 +85,14 @@ Hidden information: goal cards (a seat sees only its own three and the one it ke
 contract pile's unseen top (discards return to its public bottom), the city-card deck, and each offer-tile
 pile below its visible next tile together with its boxed tile.
 
-Code map: `rules.py` the state (`Mp2State`, a `common.family.FamilyState`): setup, rounds, the turn menu,
-dice placement, movement, rewards and arrivals; `effects.py` one handler per effect kind (its payload
+Code map: the state `Mp2State` (a `common.family.FamilyState`) is one inheritance chain, each link calling
+only those below it: `setup_state.py` (constants, setup, rounds) <- `movement.py` (rewards, movement,
+arrivals, caravans) <- `placement.py` (dice placement) <- `turn.py` (the turn menu) <- `rules.py` (`Mp2State`:
+saved fields, views, hidden re-deal; the import point); `effects.py` one handler per effect kind (its payload
 `TypedDict`, the actions it offers, how it resolves), registered in `EFFECTS` (the kinds both family games
 share are in `common.family_effects`); `tables.py` the data; `scoring.py` final scoring; `heuristic.py` the
-bots' evaluation; `describe.py` the words and the drawn board; this module the spec and the text frame.
+bots' evaluation; `describe.py` the action words, final screen and progress (with `words.py`, the names and
+event words, and `drawn_board.py`, the drawn board); this module the spec and the text frame.
 """
 
 from __future__ import annotations

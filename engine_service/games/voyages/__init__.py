@@ -60,8 +60,10 @@ Choices beyond the reference (documented deviations):
 Hidden information: goal cards (a seat sees only its own, and its own 4-card offer), the order and content
 of the round piles, and the unseen top of the special pile (cards returned to its bottom are public).
 
-Code map: `rules.py` the state (`VoyagesState`, a `common.family.FamilyState`): setup, rounds, the turn menu,
-dice placement, movement, rewards and arrivals; `effects.py` one handler per effect kind (its payload
+Code map: the state `VoyagesState` (a `common.family.FamilyState`) is one inheritance chain, each link calling
+only those below it: `setup_state.py` (constants, setup, rounds) <- `movement.py` (rewards, movement, arrivals) <-
+`placement.py` (dice placement) <- `turn.py` (the turn menu) <- `rules.py` (`VoyagesState`: saved fields,
+views, hidden re-deal; the import point); `effects.py` one handler per effect kind (its payload
 `TypedDict`, the actions it offers, how it resolves), registered in `EFFECTS` (the kinds both family games
 share are in `common.family_effects`); `tables.py` the data; `scoring.py` final scoring; `heuristic.py` the
 bots' evaluation; `describe.py` the words and the drawn board; this module the spec and the text frame.
