@@ -39,7 +39,8 @@ def test_bot_page_chart(ladder_data, live_server, browser):
     page.goto(f"{live_server.url}/bots/{bot.pk}/")
     chart = page.locator("#rating-chart svg")
     assert chart.is_visible()
-    assert page.locator("#rating-chart polyline").count() == 2  # one line per ladder played
+    assert page.locator("#rating-chart polyline.chart-line:not(.chart-ranked)").count() == 2  # mu, per ladder
+    assert page.locator("#rating-chart polyline.chart-ranked").count() == 2  # and mu - 3 sigma, dashed
     box = chart.bounding_box()
     assert box is not None and box["width"] > 300 and box["height"] > 100
     page.screenshot(path=str(ARTIFACTS / "bot-page.png"), full_page=True)
