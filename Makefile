@@ -7,6 +7,9 @@ BIN := $(VENV)/bin
 # embedded defaults (SQLite, no Redis). Override these to point elsewhere.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# pytest-xdist processes for the suite: the tests isolate by free ports, per-process database names
+# (pytest-django's _gw<N> suffixes) and per-run Redis prefixes, so they run side by side; 0 runs it in one process.
+TEST_WORKERS ?= 2
 # buf (npm's @bufbuild/buf) for `buf lint` and `buf breaking` on protos/, installed into the ignored .venv/buf
 BUF_VERSION := 1.75.0
 
@@ -35,8 +38,8 @@ install: $(VENV)/.installed ## create .venv and install the project with its pin
 
 .PHONY: test
 test: install lint ## lint, the suite on PostgreSQL + Redis (its 20 slowest tests listed), its database tests on SQLite (CI)
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest --durations=20
-	env -u DATABASE_URL -u REDIS_URL $(BIN)/pytest -m "django_db and not browser"; \
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -n $(TEST_WORKERS) --durations=20
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/pytest -n $(TEST_WORKERS) -m "django_db and not browser"; \
 	  status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]  # 5: no database tests collected
 
 .PHONY: lint
