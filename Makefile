@@ -7,8 +7,8 @@ BIN := $(VENV)/bin
 # embedded defaults (SQLite, no Redis). Override these to point elsewhere.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
-# pytest-xdist processes for the suite: the tests isolate by free ports, per-process database names
-# (pytest-django's _gw<N> suffixes) and per-run Redis prefixes, so they run side by side; 0 runs it in one process.
+# pytest-xdist processes for the suite (0: one process). The tests isolate by free ports, per-process
+# database names (pytest-django's _gw<N> suffixes) and per-run Redis prefixes, so they run side by side.
 TEST_WORKERS ?= 2
 # buf (npm's @bufbuild/buf) for `buf lint` and `buf breaking` on protos/, installed into the ignored .venv/buf
 BUF_VERSION := 1.75.0
