@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, IntegerField, Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from engine_service.games import InvalidOptions, get_game, list_games
@@ -67,14 +67,14 @@ def ladder_list(*, game_id: str | None = None, include_inactive: bool = False) -
 
 
 def _with_rated_bots(ladders: QuerySet[Ladder]) -> QuerySet[Ladder]:
-    """`rated_bots`: active bots with at least one rated game on the ladder in its current season (a
-    subquery, so further annotations never multiply it)."""
-    from ladder.ratings.models import Rating
+    """`rated_bots`: active bots with at least one rated game on the ladder in its current season, which
+    is the length of its maintained board (`ladder.ratings.board`: places 1..N), so one index lookup per
+    ladder whatever its size (a subquery, so further annotations never multiply it)."""
+    from ladder.ratings.models import LISTED, Rating
 
-    rated = Rating.objects.filter(
-        ladder=OuterRef("pk"), season=OuterRef("season"), games__gt=0, bot__active=True
-    )
-    return ladders.annotate(rated_bots=_count(rated))
+    last = Rating.objects.filter(LISTED, ladder=OuterRef("pk")).order_by().values("ladder")
+    last = last.annotate(n=Max("position")).values("n")
+    return ladders.annotate(rated_bots=Coalesce(Subquery(last, output_field=IntegerField()), 0))
 
 
 def _count(rows: QuerySet[Any]) -> Coalesce:

@@ -8,6 +8,7 @@ from django.test import Client
 
 from ladder.bots.models import Bot
 from ladder.bots.selectors import bot_identity_for_token
+from ladder.bots.services import bot_retire
 from ladder.matches.services import (
     match_create,
     match_mark_running,
@@ -162,8 +163,7 @@ def test_home_counts_each_bot_and_match_once(client, ladder2, ladder4, make_bot,
     play(ladder4, bots[::-1], 301)
     retired = make_bot(name="Gone")
     play(ladder2, [retired, bots[0]], 400)
-    retired.active = False
-    retired.save()
+    bot_retire(bot_id=retired.pk)
     page = client.get("/")
     cards = {ladder.pk: ladder for ladder, _top in page.context["ladders"]}  # (ladder, its top three)
     assert (cards[ladder2.pk].rated_bots, cards[ladder2.pk].done_matches) == (3, 7)
