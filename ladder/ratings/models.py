@@ -4,7 +4,8 @@ Layer: data only. Ledger rows are written once by `ratings.services` inside the 
 never changed (`save` refuses updates, `delete` refuses); `Rating` rows are the ledger's running total and
 can be rebuilt from it (`manage.py ratings_recompute`), board fields included: `conservative`, `position` and
 `leads_tier` are the maintained leaderboard (`ladder.ratings.board` keeps them, in the rating transaction,
-and its docstring defines them). A ledger row's `*_before` values are the ones the match
+and its docstring defines them). `SeatTally` rows are the ledger's totals per seat position, kept the same
+way by `ladder.ratings.seats`. A ledger row's `*_before` values are the ones the match
 was rated from: at a new bot version's first game they are the version's start (`elo.version_change`).
 """
 
@@ -118,6 +119,26 @@ class RatingLedger(models.Model):
     @property
     def conservative_after(self) -> float:
         return conservative(self.mu_after, self.sigma_after)
+
+
+class SeatTally(models.Model):
+    """One seat position's totals over every ledger row of a ladder (all seasons): the win-rate-by-seat
+    table in a read of num_players rows. Kept by `ladder.ratings.seats` in the rating transaction."""
+
+    ladder = models.ForeignKey("ladders.Ladder", on_delete=models.CASCADE, related_name="seat_tallies")
+    seat = models.PositiveSmallIntegerField()
+    games = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    rank_sum = models.PositiveBigIntegerField(default=0)
+    scored = models.PositiveIntegerField(default=0, help_text="Games of the seat with a score recorded.")
+    score_sum = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["ladder_id", "seat"]
+        constraints = [models.UniqueConstraint(fields=["ladder", "seat"], name="seat_tally_unique_seat")]
+
+    def __str__(self) -> str:
+        return f"{self.ladder_id} seat {self.seat}: {self.wins}/{self.games}"
 
 
 class Season(models.Model):

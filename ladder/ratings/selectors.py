@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, overload
 
-from django.db.models import Avg, Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from ladder.ladders.models import Ladder
 from ladder.ratings.elo import conservative
-from ladder.ratings.models import LISTED, Rating, RatingLedger
+from ladder.ratings.models import LISTED, Rating, RatingLedger, SeatTally
 from ladder.ratings.standing import is_provisional, rating_interval, wilson_interval
 
 LEADERBOARD_VALUES = (
@@ -232,34 +232,23 @@ class SeatStat:
 
 def seat_statistics(*, ladder: Ladder) -> list[SeatStat]:
     """Per seat position, over every rated match of the ladder: games, first places with a 95% Wilson
-    interval, mean rank and mean score. With no seat advantage each seat wins about 1/num_players."""
-    rows = {
-        r["seat"]: r
-        for r in RatingLedger.objects.filter(ladder_id=ladder.pk)
-        .values("seat")
-        .annotate(
-            games=Count("id"),
-            wins=Count("id", filter=Q(rank=1)),
-            mean_rank=Avg("rank"),
-            mean_score=Avg("score"),
-        )
-        .order_by("seat")
-    }
+    interval, mean rank and mean score. With no seat advantage each seat wins about 1/num_players. Read
+    from the maintained seat tally (`ladder.ratings.seats`): one row per seat, whatever the history."""
+    tallies = {t.seat: t for t in SeatTally.objects.filter(ladder_id=ladder.pk)}
     stats = []
     for seat in range(ladder.num_players):
-        r = rows.get(seat, {"games": 0, "wins": 0, "mean_rank": None, "mean_score": None})
-        games, wins = int(r["games"] or 0), int(r["wins"] or 0)  # counts: never None, typed loosely
-        interval = wilson_interval(wins, games)
+        t = tallies.get(seat) or SeatTally(ladder_id=ladder.pk, seat=seat)
+        interval = wilson_interval(t.wins, t.games)
         stats.append(
             SeatStat(
                 seat=seat,
-                games=games,
-                wins=wins,
-                win_rate=wins / games if games else None,
+                games=t.games,
+                wins=t.wins,
+                win_rate=t.wins / t.games if t.games else None,
                 win_rate_low=interval[0] if interval else None,
                 win_rate_high=interval[1] if interval else None,
-                mean_rank=r["mean_rank"],
-                mean_score=r["mean_score"],
+                mean_rank=t.rank_sum / t.games if t.games else None,
+                mean_score=t.score_sum / t.scored if t.scored else None,
             )
         )
     return stats

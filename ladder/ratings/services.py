@@ -26,6 +26,7 @@ from ladder.ratings import elo
 from ladder.ratings.board import board_check, board_place, board_rebuild
 from ladder.ratings.cache import leaderboard_cache_invalidate
 from ladder.ratings.models import Rating, RatingLedger
+from ladder.ratings.seats import seats_tally_add, seats_tally_check, seats_tally_rebuild
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ def ratings_apply_match(
         rating.last_match_id = match_id
         rating.version = outcome.version or rating.version
     RatingLedger.objects.bulk_create(rows)
+    seats_tally_add(ladder_id=ladder.pk, rows=rows)
     Rating.objects.bulk_update(locked, [*_FIELDS[:-1], "last_match", "updated_at"])
     board_place(ladder_id=ladder.pk, rating_ids=[r.pk for r in locked])  # sets `conservative` too
     transaction.on_commit(lambda: leaderboard_cache_invalidate(ladder_id=ladder.pk))
@@ -168,7 +170,8 @@ def ratings_recompute(*, write: bool = True) -> RecomputeReport:
     with the stored table. Ledger rows whose before/after values the rebuild does not reproduce are
     reported; with `write`, rating rows that differ are overwritten with the rebuilt values. Each ladder's
     maintained board (`ladder.ratings.board`) is then compared with the board placed from scratch over the
-    (rewritten) rows, each difference reported among the rating differences, and rebuilt with `write`.
+    (rewritten) rows, and its seat tally (`ladder.ratings.seats`) with the ledger's totals, each difference
+    reported among the rating differences, and rebuilt with `write`.
 
     The ledger and the ratings are read in one snapshot (one transaction: REPEATABLE READ on PostgreSQL;
     on SQLite the ladder's transactions take the write lock, so results wait for the few milliseconds of the
@@ -191,6 +194,9 @@ def ratings_recompute(*, write: bool = True) -> RecomputeReport:
             _write_rebuilt(changed, missing, report)
         for ladder_id in ladders:
             lines = board_rebuild(ladder_id=ladder_id) if write else board_check(ladder_id=ladder_id)
+            lines += (
+                seats_tally_rebuild(ladder_id=ladder_id) if write else seats_tally_check(ladder_id=ladder_id)
+            )
             report.rating_differences.extend(lines)
             if write and lines:
                 transaction.on_commit(functools.partial(leaderboard_cache_invalidate, ladder_id=ladder_id))

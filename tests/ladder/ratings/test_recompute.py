@@ -8,9 +8,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db.models import F
 
 from ladder.matches.services import match_create
-from ladder.ratings.models import LedgerRowImmutable, Rating, RatingLedger
+from ladder.ratings.models import LedgerRowImmutable, Rating, RatingLedger, SeatTally
 from ladder.ratings.services import ratings_recompute
 from tests.ladder.conftest import play
 
@@ -50,6 +51,21 @@ def test_recompute_repairs_drift(played):
     out = StringIO()
     call_command("ratings_recompute", "--check", stdout=out)
     assert "identical" in out.getvalue()
+
+
+def test_the_seat_tally_is_the_ledgers_totals_and_drift_in_it_is_found_and_repaired(played, ladder4):
+    tallies = {t.seat: t for t in SeatTally.objects.filter(ladder=ladder4)}
+    for seat in range(4):
+        rows = RatingLedger.objects.filter(ladder=ladder4, seat=seat)
+        t = tallies[seat]
+        assert (t.games, t.wins, t.rank_sum) == (12, rows.filter(rank=1).count(), sum(r.rank for r in rows))
+        assert (t.scored, t.score_sum) == (12, sum(r.score for r in rows))
+    SeatTally.objects.filter(ladder=ladder4, seat=2).update(wins=F("wins") + 3)
+    report = ratings_recompute(write=False)
+    assert [line for line in report.rating_differences if f"ladder {ladder4.pk} seat 2:" in line], report
+    assert ratings_recompute(write=True).rating_differences
+    assert ratings_recompute(write=False).identical
+    assert SeatTally.objects.get(ladder=ladder4, seat=2).wins == tallies[2].wins
 
 
 def test_ledger_rows_chain(played):

@@ -1,0 +1,101 @@
+"""The maintained seat tally: per ladder and seat position, the rated games, first places, rank sum and
+score sum over every ledger row, so the leaderboard's "win rate by seat" reads one row per seat whatever
+the ladder's history.
+
+Layer: services. Writes only `SeatTally`; `seats_tally_add` runs in the rating transaction (the ladder row
+is locked by then, so two results never interleave their increments), and `seats_tally_rebuild` /
+`seats_tally_check` compare with the ledger aggregated from scratch, which is the definition
+(`manage.py ratings_recompute` runs them). This module must not compute ratings nor render anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from django.db import transaction
+from django.db.models import Count, F, Q, Sum
+
+from ladder.ratings.models import RatingLedger, SeatTally
+
+
+@dataclass(frozen=True)
+class _Totals:
+    games: int = 0
+    wins: int = 0
+    rank_sum: int = 0
+    scored: int = 0
+    score_sum: int = 0
+
+
+TALLY_FIELDS = ("games", "wins", "rank_sum", "scored", "score_sum")
+
+
+def seats_tally_add(*, ladder_id: int, rows: Sequence[RatingLedger]) -> None:
+    """Count one match's new ledger rows into the ladder's seat tally. Runs inside the caller's
+    transaction, after it has locked the ladder row."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("the seat tally changes inside the rating transaction")
+    SeatTally.objects.bulk_create(
+        [SeatTally(ladder_id=ladder_id, seat=row.seat) for row in rows], ignore_conflicts=True
+    )
+    for row in rows:
+        scored = row.score is not None
+        SeatTally.objects.filter(ladder_id=ladder_id, seat=row.seat).update(
+            games=F("games") + 1,
+            wins=F("wins") + (1 if row.rank == 1 else 0),
+            rank_sum=F("rank_sum") + row.rank,
+            scored=F("scored") + (1 if scored else 0),
+            score_sum=F("score_sum") + (row.score if scored else 0),
+        )
+
+
+def _from_ledger(ladder_id: int) -> dict[int, _Totals]:
+    aggregated = (
+        RatingLedger.objects.filter(ladder_id=ladder_id)
+        .order_by()
+        .values("seat")
+        .annotate(
+            games=Count("id"),
+            wins=Count("id", filter=Q(rank=1)),
+            rank_sum=Sum("rank"),
+            scored=Count("score"),
+            score_sum=Sum("score"),
+        )
+    )
+    return {
+        r["seat"]: _Totals(*(int(r[name] or 0) for name in TALLY_FIELDS))  # Sum of no row is None
+        for r in aggregated
+    }
+
+
+def _differences(ladder_id: int) -> tuple[dict[int, _Totals], list[str]]:
+    expected = _from_ledger(ladder_id)
+    stored = {
+        t.seat: _Totals(*(getattr(t, name) for name in TALLY_FIELDS))
+        for t in SeatTally.objects.filter(ladder_id=ladder_id)
+    }
+    empty = _Totals()
+    lines = [
+        f"ladder {ladder_id} seat {seat}: tally {stored.get(seat, empty)}, ledger {expected.get(seat, empty)}"
+        for seat in sorted(set(expected) | set(stored))
+        if stored.get(seat, empty) != expected.get(seat, empty)
+    ]
+    return expected, lines
+
+
+def seats_tally_check(*, ladder_id: int) -> list[str]:
+    """What differs between the ladder's seat tally and its ledger (read only)."""
+    return _differences(ladder_id)[1]
+
+
+def seats_tally_rebuild(*, ladder_id: int) -> list[str]:
+    """Write the ladder's seat tally from its ledger; the differences there were, as `seats_tally_check`
+    names them. Inside the caller's transaction, which holds the ladder row's lock."""
+    expected, lines = _differences(ladder_id)
+    if lines:
+        SeatTally.objects.filter(ladder_id=ladder_id).delete()
+        SeatTally.objects.bulk_create(
+            [SeatTally(ladder_id=ladder_id, seat=seat, **asdict(totals)) for seat, totals in expected.items()]
+        )
+    return lines
