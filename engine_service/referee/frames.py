@@ -1,7 +1,8 @@
 """Replay frames with words: what a viewer shows at each step of a recorded match, as a seat or as the
 spectator, and the index of where each round and turn begins.
 
-Every frame is re-simulated from the record (`replay`), never stored. A frame carries the view, the last
+Every frame is re-simulated from the record, never stored: from the nearest state `snapshots` kept, so a
+frame costs at most its SNAPSHOT_EVERY steps of simulation at any step. A frame carries the view, the last
 events of its log in sentences, the next decision and its chosen action in words, the round and turn, and on
 the final step the result in sentences; the words come from the game's spec (`describe_event`,
 `describe_action`, `describe_result`, `progress`), so the CLI and the web say the same things.
@@ -15,7 +16,8 @@ from typing import Any
 
 from engine_service.games import GameSpec, GameState, get_game
 from engine_service.referee.record import MatchRecord
-from engine_service.referee.replay import apply_recorded, replay
+from engine_service.referee.replay import advance_checked, apply_recorded, replay
+from engine_service.referee.snapshots import replay_from_snapshots, snapshot_keep
 
 LOG_LINES = 12
 
@@ -27,14 +29,14 @@ def frames(
     if seat is not None and not 0 <= seat < record.num_players:
         raise ValueError(f"seat {seat} is not in this match (seats 0-{record.num_players - 1})")
     spec = get_game(record.game_id)
-    state = replay(record, upto=start)
+    state = replay_from_snapshots(record, upto=start)
     out = []
     end = min(record.steps, start + count - 1)
     for step in range(start, end + 1):
         out.append(_frame(spec, record, state, step, seat, reveal))
         if step < end:
-            seat_index, action_id = record.actions[step]
-            apply_recorded(state, seat_index, action_id)
+            advance_checked(record, state, upto=step + 1)
+            snapshot_keep(record, state)
     return out
 
 
@@ -115,4 +117,5 @@ def match_index(record: MatchRecord) -> dict[str, Any]:
             last_turn = progress.turn
         if step < record.steps:
             apply_recorded(state, *record.actions[step])
+            snapshot_keep(record, state)  # the viewer asks for frames next
     return {"steps": record.steps, "rounds": rounds, "turns": turns}

@@ -35,7 +35,14 @@ def replay(record: MatchRecord, *, upto: int | None = None, check: bool = True) 
     state = spec.new_state(record.num_players, record.seed, record.options, revision=record.revision)
     if check:
         _check_hash(record, state)
-    for seat, action_id in record.actions[:last]:
+    advance_checked(record, state, upto=last, check=check)
+    return state
+
+
+def advance_checked(record: MatchRecord, state: GameState, *, upto: int, check: bool = True) -> None:
+    """Apply `record`'s actions to `state` (the state after `state.step` of them) until `upto` are applied,
+    checking the recorded hashes on the way."""
+    for seat, action_id in record.actions[state.step : upto]:
         try:
             apply_recorded(state, seat, action_id)
         except IllegalAction as exc:
@@ -44,7 +51,6 @@ def replay(record: MatchRecord, *, upto: int | None = None, check: bool = True) 
             ) from exc
         if check:
             _check_hash(record, state)
-    return state
 
 
 def apply_recorded(state: GameState, seat: int, action_id: str) -> None:
