@@ -35,7 +35,7 @@ def _record(game_id: str, players: int, options: dict, seed: int, policy: str = 
 def test_a_state_from_kept_states_is_the_state_from_the_start(game_id, players, options) -> None:
     record = _record(game_id, players, options, seed=5)
     assert record.steps > 2 * SNAPSHOT_EVERY
-    steps = random.Random(3).sample(range(record.steps + 1), 12) + [record.steps, 0, SNAPSHOT_EVERY]
+    steps = [*random.Random(3).sample(range(record.steps + 1), 12), record.steps, 0, SNAPSHOT_EVERY]
     for step in steps:
         assert replay_from_snapshots(record, upto=step).state_hash() == replay(record, upto=step).state_hash()
     warm = frames(record, start=record.steps - 5, count=5, seat=1)
