@@ -3,15 +3,16 @@ previous evaluation, with and without The Caravans.
 
 For each mode (base game, `caravans`), N seeded three-player games with the house `greedy` in every seat are
 played twice: once with the current evaluation (`engine_service/games/mp2/heuristic.py`) and once with the
-previous one, frozen below (`_old_*`, this file only). Counted per player and game: travels (movements
-made), trading posts placed, goals achieved (goal-card shields held at the end, goal-card seals improved),
-contracts completed, caravans claimed and completed; per game the final VP of every seat and the spread
-(best minus worst). Then, per mode, seat-rotated head-to-head series on the same seeds: the current greedy
-against the previous one (2N games) and against `random` (N games), in tables of (A, B, B) and (A, A, B) in every seat rotation,
-so that two equal bots would each win half the games; the share of wins (ties split) comes with a 95%
-Wilson interval. The mean time per greedy decision (decisions with more than one legal action) is reported
-from the self-play games, and, for the comparison, paired: both evaluations decide the same positions
-(taken from self-play games), timed alternately so that the machine's load weighs on both alike.
+previous one, that file loaded from git at commit 76d3a65 (`BASELINE_REVISION`; a shallow clone must fetch
+it). Counted per player and game: travels (movements made), trading posts placed, goals achieved (goal-card
+shields held at the end, goal-card seals improved), contracts completed, caravans claimed and completed; per
+game the final VP of every seat and the spread (best minus worst). Then, per mode, seat-rotated head-to-head
+series on the same seeds: the current greedy against the previous one (2N games) and against `random` (N
+games), in tables of (A, B, B) and (A, A, B) in every seat rotation, so that two equal bots would each win
+half the games; the share of wins (ties split) comes with a 95% Wilson interval. The mean time per greedy
+decision (decisions with more than one legal action) is reported from the self-play games, and, for the
+comparison, paired: both evaluations decide the same positions (taken from self-play games), timed alternately
+so that the machine's load weighs on both alike.
 
 Run: `python -m bench mp2_play` (CARAVANSERAI_BENCH_MP2_GAMES, default N = 30 games per series and mode;
 CARAVANSERAI_BENCH_WORKERS, default 2 processes). Results: `bench/results/mp2_play.json`.
@@ -23,33 +24,15 @@ import os
 import statistics
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import print_table, wilson, write_results
+from bench.common import module_at_revision, print_table, wilson, write_results
 from engine_service.games import Action, GameSpec, GameState, make
 from engine_service.games.mp2.rules import Mp2State
-from engine_service.games.mp2.scoring import (
-    CHARACTER_SHIELDS,
-    MOST_CONTRACTS_VP,
-    SECOND_CONTRACTS_VP,
-    contract_counts,
-    goal_seal_points,
-)
-from engine_service.games.mp2.tables import (
-    CARAVAN_SELL_VP,
-    CONTRACT_CITIES,
-    CONTRACTS,
-    GOALS,
-    GOODS,
-    MARKER_CITIES,
-    POST_CITIES,
-    SHIELD,
-    SPECIAL_CITIES,
-    shield_vp,
-)
+from engine_service.games.mp2.tables import GOALS, SHIELD
 from engine_service.policies import make_policy
 from engine_service.policies.base import Policy
 from engine_service.policies.greedy import GreedyPolicy
@@ -59,119 +42,9 @@ PLAYERS = 3
 SEED_BASE = 18_000
 MODES: dict[str, dict[str, Any]] = {"base": {}, "caravans": {"caravans": True}}
 COUNTED = ("travels", "posts", "goal_shields", "goal_seals", "contracts", "claimed", "completed")
-
-
-# --- the previous evaluation, frozen (heuristic.py before the caravan and reach terms) ---------------------
-_OLD_CHAIN_DEPTH = 8
-_OLD_RESOURCE_VALUE = {
-    "coins": (0.1, 0.2),
-    "camels": (0.02, 0.45),
-    "pepper": (0.5, 0.5),
-    "silk": (0.5, 0.9),
-    "gold": (0.5, 1.4),
-    "jade": (0.5, 0.8),
-}
-
-
-def _old_evaluate(state: Mp2State, seat: int) -> float:
-    if state.is_over():
-        return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
-    return _old_static_value(_old_resolved(state), seat)
-
-
-def _old_resolved(state: Mp2State) -> Mp2State:
-    cached = state.__dict__.get("_old_resolved")
-    if cached is not None and cached[0] == state.step and cached[1] is state.pending:
-        found: Mp2State = cached[2]
-        return found
-    current = state
-    for _ in range(_OLD_CHAIN_DEPTH):
-        if not current.pending or current.is_over():
-            break
-        decider = int(current.pending[0]["seat"])
-        best_value = float("-inf")
-        best_state = current
-        for action in current.legal_actions(decider):
-            trial = current.clone()
-            trial.apply(decider, action.id)
-            value = _old_static_value(trial, decider)
-            if value > best_value:
-                best_value, best_state = value, trial
-        current = best_state
-    state.__dict__["_old_resolved"] = (state.step, state.pending, current)
-    return current
-
-
-def _old_static_value(state: Mp2State, seat: int) -> float:
-    if state.is_over():
-        return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
-    res = state.res[seat]
-    rounds_left = max(0, 5 - state.round)
-    late = min(1.0, max(0.0, (5 - state.round + 0.5) / 5.0))
-    value = float(res["vp"])
-    for name, (final, trade) in _OLD_RESOURCE_VALUE.items():
-        value += res[name] * (final + trade * late)
-    for cid in state.active[seat]:
-        contract = CONTRACTS[cid]
-        cost = contract["cost"]
-        need = sum(cost.values())
-        have = 0
-        for k, v in cost.items():
-            if k in ("any", "diff2"):
-                have += min(v * (1 if k == "any" else 2), sum(res[g] for g in GOODS))
-            else:
-                have += min(res.get(k, 0), v)
-        worth = (0.0 if state.chars[seat] == "vidal" else contract["vp"]) + 2.0
-        value += worth * (have / max(1, need)) * (0.55 + 0.3 * late)
-    counts = contract_counts(state)
-    mine = counts[seat]
-    others = sorted((counts[s] for s in range(state.num_players) if s != seat), reverse=True)
-    best_other = others[0] if others else 0
-    if mine > best_other:
-        value += MOST_CONTRACTS_VP * 0.8
-    elif mine == best_other and mine > 0:
-        value += MOST_CONTRACTS_VP * 0.55
-    elif state.num_players > 2 and mine > 0:
-        value += SECOND_CONTRACTS_VP * 0.5
-    value += 0.5 * mine * late
-    posts = list(state.posts[seat])
-    for effect in state.pending:
-        if effect["t"] == "move" and int(effect["seat"]) == seat:
-            for fig in effect["moved"]:
-                node = state.figures[seat][int(fig)]
-                if node in POST_CITIES and node not in posts:
-                    posts.append(node)
-    held_shields = {SHIELD[c] for c in posts}
-    shields = len(held_shields) + state.extra_shields[seat] + CHARACTER_SHIELDS.get(state.chars[seat], 0)
-    goal = state.goals[seat]
-    if goal:
-        shields += sum(1 for s in GOALS[goal]["shields"] if s in held_shields)
-    value += shield_vp(shields)
-    value += goal_seal_points(state, seat)
-    if goal:
-        for seal, vp in GOALS[goal]["seals"].items():
-            if state.seals[seat].get(seal) == 1:
-                value += 0.45 * vp * late
-    for level in state.seals[seat].values():
-        value += 1.0 * late
-        if level == 2:
-            value += 1.2 * rounds_left
-    for city in posts:
-        value += 0.4 * late
-        if city in MARKER_CITIES and city in state.markers:
-            value += 1.4 * rounds_left
-        if city in SPECIAL_CITIES:
-            value += 1.2 * rounds_left + 0.8 * late
-        if city in CONTRACT_CITIES:
-            value += 1.5 * late
-    for tok in state.dice[seat]:
-        pip = 6 if tok[0] == "F" else int(tok[1:])
-        value += 1.2 + 0.12 * pip
-    value += len(state.spare_figs[seat]) * (1.2 + 0.12 * 6) * 0.6
-    for caravan in state.caravans[seat]:
-        for good in caravan["goods"]:
-            value += 0.75 * CARAVAN_SELL_VP[good]
-    return value
+HEURISTIC = "engine_service/games/mp2/heuristic.py"
+# 76d3a65: the last heuristic before ea4343c's caravan and reach terms, the previous evaluation measured here
+BASELINE_REVISION = "76d3a655ff92c58b413e7e8616b1bc114ce608ba"
 
 
 class FrozenGreedy(GreedyPolicy):
@@ -179,9 +52,14 @@ class FrozenGreedy(GreedyPolicy):
 
     name = "greedy-old"
 
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        baseline = module_at_revision(HEURISTIC, BASELINE_REVISION, "baseline_mp2_heuristic")
+        self.judge: Callable[[Mp2State, int], float] = baseline.evaluate
+
     def evaluate(self, spec: GameSpec, state: GameState, seat: int) -> float:
         assert isinstance(state, Mp2State)
-        return _old_evaluate(state, seat)
+        return self.judge(state, seat)
 
 
 # --- one game -----------------------------------------------------------------------------------------------

@@ -3,9 +3,10 @@
 N seeded three-player games (first-game characters, default options) with the house `greedy` in every seat,
 counted per seat from the re-simulated record: travels (Travel placements) and all moves, trading posts
 placed, goal cards achieved and goal cities held, Beijing reached, contracts completed, dice rerolled and
-adjusted (and money bags, black dice), the final VP and the spread between first and last. The same seeds
-are played by the previous greedy (its evaluation is frozen below, `old_evaluate`, and is used nowhere
-else), so the counts stand side by side. Then strength, seat-rotated on fixed seeds:
+adjusted (and money bags, black dice), the final VP and the spread between first and last. The same seeds are
+played by the previous greedy (its evaluation is the `heuristic.py` of commit 93233da, loaded from git:
+`BASELINE_REVISION`; a shallow clone must fetch it), so the counts stand side by side. Then strength,
+seat-rotated on fixed seeds:
 - new vs old: every seed in the six seatings of one-against-two and two-against-one; the share of new-old
   pairs of seats in which the new seat finished ahead (ties count a half; 0.5 = equal strength), with a 95%
   interval over games, and each side's win share (fair: 1/3 alone against two, 2/3 as a pair);
@@ -23,24 +24,14 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from bench.common import print_table, rotations, write_results
+from bench.common import module_at_revision, print_table, rotations, write_results
 from engine_service.games import Action, GameSpec, GameState, make
-from engine_service.games.common.dice import value_of
 from engine_service.games.voyages.rules import VoyagesState
-from engine_service.games.voyages.scoring import MOST_CONTRACTS_VP, beijing_vp, goal_points
-from engine_service.games.voyages.tables import (
-    BAZAAR,
-    BEIJING,
-    CONTRACTS,
-    GOALS,
-    GOODS,
-    LARGE_CITIES,
-    SMALL_CITIES,
-)
+from engine_service.games.voyages.tables import BEIJING, GOALS
 from engine_service.policies import make_policy
 from engine_service.policies.base import Policy
 from engine_service.policies.greedy import GreedyPolicy
@@ -49,141 +40,24 @@ from engine_service.referee import HouseSeat, run_match
 GAME = "voyages-v1"
 PLAYERS = 3
 SEED_BASE = 18_000
-
-# --- the previous evaluation, frozen (engine_service/games/voyages/heuristic.py before this bench) --------
-OLD_CHAIN_DEPTH = 6
-OLD_BONUS_VALUE = {"A": 1.6, "B": 1.3, "C": 1.8, "D": 1.8, "E": 1.5, "F": 3.0}
-OLD_DIE_BASE = (2.2, 1.4, 1.2, 1.0, 0.9)
-
-
-def old_evaluate(state: VoyagesState, seat: int) -> float:
-    if state.is_over():
-        return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
-    return _old_static(_old_resolved(state, seat), seat)
-
-
-def _old_resolved(state: VoyagesState, seat: int) -> VoyagesState:
-    own = bool(state.pending) and int(state.pending[0]["seat"]) == seat
-    current = public_copy(state) if state.pending else state
-    depth = 0
-    while depth < OLD_CHAIN_DEPTH and current.pending and not current.is_over():
-        decider = int(current.pending[0]["seat"])
-        best_value, best_state = float("-inf"), current
-        for action in current.legal_actions(decider):
-            trial = current.clone()
-            trial.apply(decider, action.id)
-            value = _old_static(trial, decider, goals=own and decider == seat)
-            if value > best_value:
-                best_value, best_state = value, trial
-        current = best_state
-        depth += 1
-    return current
-
-
-def public_copy(state: VoyagesState) -> VoyagesState:
-    copy = state.clone()
-    unseen = state.unseen_contracts()
-    hidden = state.special_hidden
-    copy.special = unseen[:hidden] + list(state.special[hidden:])
-    rest = unseen[hidden:]
-    piles = []
-    for pile in state.round_piles:
-        piles.append(rest[: len(pile)])
-        rest = rest[len(pile) :]
-    copy.round_piles = piles
-    return copy
-
-
-def _old_static(state: VoyagesState, seat: int, goals: bool = True) -> float:
-    if state.is_over():
-        return state.res[seat]["vp"] + 0.01 * state.res[seat]["camels"]
-    res = state.res[seat]
-    rounds_left = max(0, 5 - state.round)
-    late = 1.0 - min(1.0, max(0.0, (state.round - 1) / 5.0))
-    value = float(res["vp"])
-    posts = state.posts[seat]
-    in_beijing = BEIJING in posts
-    value += res["coins"] * (0.1 + 0.22 * late)
-    value += res["camels"] * (0.05 + 0.4 * late)
-    value += sum(res[g] for g in GOODS) * ((0.5 if in_beijing else 0.0) + 0.75 * late)
-    for cid in state.active[seat]:
-        cost = CONTRACTS[cid]["cost"]
-        have = sum(min(res.get(k, 0), v) for k, v in cost.items())
-        value += (CONTRACTS[cid]["reward"]["vp"] + 1.5) * (have / sum(cost.values())) * (0.35 + 0.4 * late)
-    mine = len(state.done[seat])
-    best_other = max((len(state.done[s]) for s in range(state.num_players) if s != seat), default=0)
-    if mine > best_other:
-        value += MOST_CONTRACTS_VP * 0.8
-    elif mine == best_other:
-        value += MOST_CONTRACTS_VP * 0.5
-    else:
-        value += MOST_CONTRACTS_VP * 0.2 / (1 + best_other - mine)
-    value += 0.6 * mine * late
-    own_goals = state.goals[seat] if goals else []
-    cards, cities = goal_points(posts, own_goals)
-    value += cards + cities
-    held = set(posts)
-    for g in own_goals:
-        if sum(1 for c in GOALS[g]["cities"] if c in held) == 1:
-            value += 0.35 * GOALS[g]["vp"] * late
-    for node in posts:
-        if node in SMALL_CITIES:
-            value += OLD_BONUS_VALUE[state.city_bonus[str(node)]] * rounds_left
-        elif node in LARGE_CITIES:
-            value += 1.5 * late
-        value += 1.0 * late
-    value += beijing_vp(state, seat)
-    if in_beijing:
-        value += 1.0
-    base = OLD_DIE_BASE[min(max(state.round, 1), 5) - 1]
-    for tok in state.dice[seat]:
-        value += base + 0.2 * (value_of(tok) or 5)
-    for effect in state.pending:
-        if int(effect["seat"]) == seat:
-            value += _old_pending(state, seat, effect, late)
-    return value
-
-
-def _old_bundle(bundle: dict[str, int], late: float, in_beijing: bool) -> float:
-    good = (0.5 if in_beijing else 0.0) + 0.75 * late
-    value = bundle.get("vp", 0) + bundle.get("coins", 0) * (0.1 + 0.22 * late)
-    value += bundle.get("camels", 0) * (0.05 + 0.4 * late)
-    value += sum(bundle.get(g, 0) for g in GOODS) * good
-    return value + bundle.get("move", 0) * 1.0 * late
-
-
-def _old_pending(state: VoyagesState, seat: int, effect: dict[str, Any], late: float) -> float:
-    kind = effect["t"]
-    in_beijing = BEIJING in state.posts[seat]
-    good = (0.5 if in_beijing else 0.0) + 0.75 * late
-    if kind == "column":
-        columns = BAZAAR[str(effect["space"])]["columns"]
-        return max(_old_bundle(columns[k], late, in_beijing) for k in range(min(6, int(effect["max"]))))
-    if kind == "good":
-        return good
-    if kind == "goods2":
-        return 2 * good
-    if kind == "travel":
-        return 1.2 * min(4, int(effect["max"])) * (0.3 + late)
-    if kind == "move":
-        return 0.8 * late
-    if kind == "pick":
-        reach = state.board[: int(effect["die"])]
-        worth = sorted(float(CONTRACTS[c]["reward"]["vp"] + 1.5) * 0.35 * (0.3 + late) for c in reach)
-        return float(sum(worth[-2:]))
-    if kind in ("space_bonus", "comp"):
-        return int(effect["n"]) * (0.1 + 0.4 * late)
-    return 0.0
+HEURISTIC = "engine_service/games/voyages/heuristic.py"
+# 93233da: the last heuristic before 7c804d9 (posts, goal cities, the road ahead), the previous evaluation
+BASELINE_REVISION = "93233da49e3068cc52fddd2882e5275de83707b9"
 
 
 class OldGreedy(GreedyPolicy):
-    """The house greedy bot (same sampling and tie-breaking) judging by the frozen previous evaluation."""
+    """The house greedy bot (same sampling and tie-breaking) judging by the previous evaluation."""
 
     name = "greedy-old"
 
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        baseline = module_at_revision(HEURISTIC, BASELINE_REVISION, "baseline_voyages_heuristic")
+        self.judge: Callable[[VoyagesState, int], float] = baseline.evaluate
+
     def evaluate(self, spec: GameSpec, state: GameState, seat: int) -> float:
         assert isinstance(state, VoyagesState)
-        return old_evaluate(state, seat)
+        return self.judge(state, seat)
 
 
 class Timed(Policy):

@@ -1,5 +1,5 @@
 """Helpers shared by the benchmarks: percentiles, 95% intervals of seeded series, seat rotations, a results
-writer and table printing."""
+writer, table printing and a module loaded as it was at a git revision (a bench's baseline)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,16 @@ import json
 import math
 import platform
 import statistics
+import subprocess
+import sys
 import time
+import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -79,3 +83,29 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         )
         if index == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def module_at_revision(path: str, revision: str, name: str) -> types.ModuleType:
+    """The file at `path` (from the repository root) as it was at git `revision`, run as a new module `name`
+    against today's code (what it imports is today's); loaded once per process."""
+    if name in sys.modules:
+        return sys.modules[name]
+    git = ["git", "-C", str(ROOT)]
+    shown = subprocess.run([*git, "show", f"{revision}:{path}"], capture_output=True, text=True)
+    if shown.returncode:
+        known = subprocess.run([*git, "cat-file", "-e", f"{revision}^{{commit}}"], capture_output=True)
+        if known.returncode == 0:
+            raise RuntimeError(f"{path} at {revision}: {shown.stderr.strip()}")
+        raise RuntimeError(
+            f"revision {revision} (the baseline of {name}) is not in the repository at {ROOT}; a shallow "
+            f"clone lacks it: fetch it with `git fetch --unshallow` or `git fetch origin {revision}`"
+        )
+    module = types.ModuleType(name)
+    module.__file__ = f"{revision}:{path}"
+    sys.modules[name] = module  # before running it: dataclasses and pickling look their module up there
+    try:
+        exec(compile(shown.stdout, module.__file__, "exec"), module.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
