@@ -72,8 +72,8 @@ def _with_rated_bots(ladders: QuerySet[Ladder]) -> QuerySet[Ladder]:
     ladder whatever its size (a subquery, so further annotations never multiply it)."""
     from ladder.ratings.models import LISTED, Rating
 
-    last = Rating.objects.filter(LISTED, ladder=OuterRef("pk")).order_by().values("ladder")
-    last = last.annotate(n=Max("position")).values("n")
+    rows = Rating.objects.filter(LISTED, ladder=OuterRef("pk")).order_by().values("ladder")
+    last = rows.annotate(n=Max("position")).values("n")
     return ladders.annotate(rated_bots=Coalesce(Subquery(last, output_field=IntegerField()), 0))
 
 

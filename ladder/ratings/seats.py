@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
@@ -63,10 +64,11 @@ def _from_ledger(ladder_id: int) -> dict[int, _Totals]:
             score_sum=Sum("score"),
         )
     )
-    return {
-        r["seat"]: _Totals(*(int(r[name] or 0) for name in TALLY_FIELDS))  # Sum of no row is None
-        for r in aggregated
-    }
+    totals: dict[int, _Totals] = {}
+    for r in aggregated:
+        row: dict[str, Any] = dict(r)
+        totals[row["seat"]] = _Totals(*(int(row[name] or 0) for name in TALLY_FIELDS))  # Sum of none: None
+    return totals
 
 
 def _differences(ladder_id: int) -> tuple[dict[int, _Totals], list[str]]:
