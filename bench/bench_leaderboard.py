@@ -1,6 +1,7 @@
 """What a leaderboard costs against the ladder's size: CPU per uncached request at 10, 1,000, 10,000 and
-100,000 rated bots, for the first page and a deep page (90% of the way down), as ratios to the 10-bot
-ladder; beside them, what placing the whole board from scratch costs (what every uncached page cost before
+100,000 rated bots, for the first page and a deep page (90% of the way down), the leaderboard web page
+(board page, win rate by seat) and the ladder's API record with its rated-bot count, as ratios to the
+10-bot ladder; beside them, what placing the whole board from scratch costs (what every uncached page cost before
 the board was maintained: every listed row loaded and placed by `standing.place`), and what one rated
 two-seat match costs now that its transaction also moves the seats on the maintained board (and, beside
 it, the same match with the board left alone, as before).
@@ -126,6 +127,15 @@ def _get(client: Any, url: str, expect_rows: int) -> Callable[[], None]:
     return call
 
 
+def _page(client: Any, url: str, expect: str) -> Callable[[], None]:
+    def call() -> None:
+        response = client.get(url)
+        if response.status_code != 200 or expect.encode() not in response.content:
+            raise RuntimeError(f"{url} answered {response.status_code} without {expect!r}")
+
+    return call
+
+
 def _from_scratch(ladder_id: int) -> Callable[[], None]:
     """The board computed as every uncached page computed it before it was maintained."""
     from ladder.ladders.models import Ladder
@@ -199,6 +209,12 @@ def _measure(ladders: dict[int, int]) -> dict[str, dict[int, list[tuple[float, f
         "deep page": {
             n: _get(client, _cursor_url(i, int(n * DEEP) // PAGE_SIZE * PAGE_SIZE), min(n, PAGE_SIZE))
             for n, i in ladders.items()
+        },
+        "leaderboard web page": {
+            n: _page(client, f"/ladders/size-{n}/", "Win rate by seat") for n in ladders
+        },
+        "ladder with its rated-bot count (API)": {
+            n: _page(client, f"/api/v1/ladders/{i}/", f'"rated_bots":{n}') for n, i in ladders.items()
         },
         "whole board from scratch": {n: _from_scratch(i) for n, i in ladders.items()},
         "one rated match": {n: _rated_match(i, n) for n, i in ladders.items()},
