@@ -270,6 +270,9 @@ def check_web_bot(demo: DemoRun, base: str) -> None:
             rated = lambda: demo.query(RATED_SQL, "web-registered")[0][0]  # noqa: E731
             waited = wait_until(lambda: rated() > 0, FIRST_RESULT_SECONDS, "the web bot's first rated result")
             print(f"web-registered bot: first rated result {waited:.1f}s after it was started")
+            wait_until(
+                lambda: chart_points(page, base, bot_id) >= 1, 30, "the first result on the bot's chart"
+            )
             first = chart_points(page, base, bot_id)
             assert first >= 1 and page.locator("text=web-registered").count() > 0
             seen = rated()
