@@ -16,7 +16,7 @@ from typing import Any
 
 from engine_service.games import GameSpec, GameState, get_game
 from engine_service.referee.record import MatchRecord
-from engine_service.referee.replay import advance_checked, apply_recorded, replay
+from engine_service.referee.replay import advance_checked, replay
 from engine_service.referee.snapshots import replay_from_snapshots, snapshot_keep
 
 LOG_LINES = 12
@@ -116,6 +116,6 @@ def match_index(record: MatchRecord) -> dict[str, Any]:
             turns.append(step)
             last_turn = progress.turn
         if step < record.steps:
-            apply_recorded(state, *record.actions[step])
+            advance_checked(record, state, upto=step + 1)  # kept states are checked ones
             snapshot_keep(record, state)  # the viewer asks for frames next
     return {"steps": record.steps, "rounds": rounds, "turns": turns}
