@@ -85,8 +85,9 @@ class HostRig:
     state_dir: Path
     victim: bytes
 
-    def until(self, condition: Callable[[], bool], timeout: float = 30.0) -> bool:
-        """Step the host until `condition()` holds; whether it did within `timeout` seconds."""
+    def until(self, condition: Callable[[], bool], timeout: float = 120.0) -> bool:
+        """Step the host until `condition()` holds; whether it did within `timeout` seconds (generous: a
+        sandboxed runtime starts slowly on a loaded machine, and a met condition returns at once)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.host.step()

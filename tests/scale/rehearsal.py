@@ -119,10 +119,11 @@ def drain_gateway(cluster: Cluster, *, restart: bool = True, say: Say = _quiet) 
     say(f"  out of HAProxy after {out_of_lb}s, exited after {exited}s; waiting for its matches")
     output = proc.output()
     settled = cluster.settle(affected, 180)
-    # A bot told Goodbye at the exit reconnects after its SDK's backoff: give it that long, then count.
+    # A bot told Goodbye at the exit reconnects after its SDK's backoff, slower on a loaded machine: wait
+    # until all are back (two minutes at most), then count.
     with contextlib.suppress(AssertionError):  # the figure below says how many did not come back
         wait_for(
-            lambda: _held_elsewhere(cluster, name, moved) == len(moved), 30, "the drained bots elsewhere"
+            lambda: _held_elsewhere(cluster, name, moved) == len(moved), 120, "the drained bots elsewhere"
         )
     figures = {
         "gateway": name,
