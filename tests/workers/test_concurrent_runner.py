@@ -1,7 +1,7 @@
 """The concurrent match runner on real processes: one worker process plays many matches at once, a worker
 killed with SIGKILL while playing 20 loses none of them and rates none twice, and bots are never charged
 for our stalls: the gateway and the worker stopped for a known time, again and again, while one worker plays
-100 matches."""
+40 matches."""
 
 from __future__ import annotations
 
@@ -67,10 +67,11 @@ def test_a_worker_killed_while_playing_twenty_matches_loses_none_and_rates_none_
 DECISION_SECONDS = 1.0
 GATEWAY_STALL_SECONDS = 1.2
 WORKER_STALL_SECONDS = 1.0
+MATCHES = 40  # in flight at once in one worker; `python -m bench matches` plays more
 
 
 @pytest.fixture
-def hundred_match_stack(tmp_path: Path) -> Iterator[Stack]:
+def stalled_match_stack(tmp_path: Path) -> Iterator[Stack]:
     env = {
         **NO_MATCHMAKING,
         "CARAVANSERAI_MATCHES_PER_WORKER": "128",
@@ -117,20 +118,22 @@ class Staller:
         self._thread.join(10)
 
 
-def test_bots_are_never_charged_for_gateway_or_worker_stalls_while_one_worker_plays_100_matches(
-    hundred_match_stack: Stack,
+def test_bots_are_never_charged_for_gateway_or_worker_stalls_while_one_worker_plays_40_matches(
+    stalled_match_stack: Stack,
 ) -> None:
-    stack = hundred_match_stack
-    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, 100, house_second=True), 700)
-    wait_for(lambda: stack.count("RUNNING", ids) >= 95, 120, "100 matches running in one worker process")
+    stack = stalled_match_stack
+    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, MATCHES, house_second=True), 700)
+    wait_for(
+        lambda: stack.count("RUNNING", ids) >= MATCHES - 2, 120, f"{MATCHES} matches running in one worker"
+    )
     staller = Staller(stack).start()
     try:
-        wait_for(lambda: stack.count("DONE", ids) == 100, 420, "the 100 matches to finish")
+        wait_for(lambda: stack.count("DONE", ids) == MATCHES, 420, f"the {MATCHES} matches to finish")
     finally:
         staller.stop()
     rows = stack.query(f"SELECT faults FROM matches_seat WHERE match_id IN ({','.join(map(str, ids))})")
     faults = [fault for (raw,) in rows for fault in (json.loads(raw) if isinstance(raw, str) else raw)]
-    assert len(rows) == 200 and faults == []
+    assert len(rows) == 2 * MATCHES and faults == []
     stack.assert_rated_exactly_once()
     gateway_stalls, worker_stalls = staller.stalls
     assert gateway_stalls >= 3 and worker_stalls >= 3, staller.stalls

@@ -64,7 +64,7 @@ def test_plain_search_plays_legal_moves() -> None:
 def test_rollout_search_plays_legal_moves_deterministically(game_id: str, options: dict[str, bool]) -> None:
     state = make(game_id, 3, 11, options)
     walker = ChanceRng(3)
-    for _ in range(12):
+    for _ in range(6):
         seat = state.current_seats()[0]
         legal = state.legal_actions(seat)
         observation = state.observation(seat)

@@ -96,7 +96,7 @@ def rate(ladder: Ladder, bots: list[Bot], ranks: list[int], seed: int) -> None:
         ratings_apply_match(ladder=ladder, match_id=match.pk, outcomes=outcomes, finished_at=AT)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_random_results_keep_the_board_identical_to_the_computed_one(ladder2, ladder4, user, seed):
     rng = random.Random(seed)
     bots = make_bots(user, 14)
