@@ -28,6 +28,7 @@ from tests.scale.cluster import haproxy
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("slow_clients_deployment"),  # one deployment per run
     pytest.mark.skipif(haproxy() is None, reason="HAProxy is not installed (make install)"),
 ]
 UP_SECONDS = 120

@@ -20,6 +20,7 @@ from tests.scale.cluster import Cluster, haproxy
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("scale_out_cluster"),  # one cluster per run
     pytest.mark.skipif(haproxy() is None, reason="HAProxy is not installed (make install)"),
     pytest.mark.skipif(
         not (os.environ.get("DATABASE_URL", "").startswith("postgres") and os.environ.get("REDIS_URL")),

@@ -16,7 +16,7 @@ import pytest
 
 from tests.workers.stack import Stack, wait_for
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("end_to_end_stack")]  # one stack per run
 
 
 @pytest.fixture(scope="module")

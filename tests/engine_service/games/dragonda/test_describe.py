@@ -19,6 +19,7 @@ from engine_service.referee.frames import frames
 from tests.engine_service.games.dragonda.helpers import fresh
 
 GAME = Path(__file__).parents[4] / "engine_service" / "games" / "dragonda"
+pytestmark = pytest.mark.xdist_group("dragonda_seeded_games")  # the module's games are played once per run
 # the modules that log events
 RULES = tuple(GAME / f"{m}.py" for m in ("rules", "setup_state", "actions", "automaton", "pending"))
 GAMES = [(players, policy, seed) for players in (2, 3, 4) for policy in ("random", "greedy") for seed in (1,)]
