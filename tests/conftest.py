@@ -26,8 +26,13 @@ class ModuleGroupScheduling(LoadScopeScheduling):
         self.root = Path(config.rootpath)
 
     def _split_scope(self, nodeid: str) -> str:
-        path = nodeid.split("::", 1)[0]
-        return path if _grouped(self.root / path) else nodeid
+        return unit_of(nodeid, self.root)
+
+
+def unit_of(nodeid: str, root: Path) -> str:
+    """The unit of work a test belongs to: its module's path if the module uses xdist_group, else itself."""
+    path = nodeid.split("::", 1)[0]
+    return path if _grouped(root / path) else nodeid
 
 
 @cache
