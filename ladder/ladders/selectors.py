@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import Count, IntegerField, Max, OuterRef, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from engine_service.games import InvalidOptions, get_game, list_games
@@ -72,8 +72,10 @@ def _with_rated_bots(ladders: QuerySet[Ladder]) -> QuerySet[Ladder]:
     ladder whatever its size (a subquery, so further annotations never multiply it)."""
     from ladder.ratings.models import LISTED, Rating
 
-    rows = Rating.objects.filter(LISTED, ladder=OuterRef("pk")).order_by().values("ladder")
-    last = rows.annotate(n=Max("position")).values("n")
+    # The last place, by ORDER BY ... LIMIT 1: a backward scan of the partial index (a MAX() grouped by
+    # ladder reads every listed row of the ladder instead).
+    rows = Rating.objects.filter(LISTED, ladder=OuterRef("pk")).order_by("-position")
+    last = rows.values("position")[:1]
     return ladders.annotate(rated_bots=Coalesce(Subquery(last, output_field=IntegerField()), 0))
 
 
