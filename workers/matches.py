@@ -38,7 +38,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -198,8 +198,8 @@ def _referee(match: Match, seats: list[Seat], lease: leases.Lease) -> MatchRecor
 
 
 def _on_step(match_id: int, count_decision: Callable[[], None]) -> Callable[[GameState, MatchRecord], None]:
-    """After every decision: count it, and every CARAVANSERAI_LIVE_SECONDS offer the actions so far to the
-    process's live publisher (no I/O here: watching must never cost a match)."""
+    """After every decision: count it, and every CARAVANSERAI_LIVE_SECONDS offer the actions so far and their
+    clocks to the process's live publisher (no I/O here: watching must never cost a match)."""
     last = -math.inf
 
     def on_step(state: GameState, record: MatchRecord) -> None:
@@ -208,14 +208,16 @@ def _on_step(match_id: int, count_decision: Callable[[], None]) -> Callable[[Gam
         now = time.monotonic()
         if SETTINGS.live_seconds and now - last >= SETTINGS.live_seconds:
             last = now
-            LIVE.offer(match_id, record.actions)
+            LIVE.offer(match_id, record.actions, record.clocks)
 
     return on_step
 
 
-def _publish_live(match_id: int, actions: Sequence[tuple[int, str]]) -> None:
+def _publish_live(
+    match_id: int, actions: Sequence[tuple[int, str]], clocks: Mapping[int, Sequence[float | None]]
+) -> None:
     with database_turn():
-        live_progress_publish(match_id=match_id, actions=actions)
+        live_progress_publish(match_id=match_id, actions=actions, clocks=clocks)
 
 
 LIVE = LivePublisher(_publish_live, interval=SETTINGS.live_seconds or 2.0)

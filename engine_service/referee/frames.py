@@ -6,8 +6,9 @@ frame costs at most its SNAPSHOT_EVERY steps of simulation at any step. A frame 
 events of its log in sentences, the next decision and its chosen action in words, the round and turn, and on
 the final step the result in sentences; the words come from the game's spec (`describe_event`,
 `describe_action`, `describe_result`, `progress`), so the CLI and the web say the same things.
-Hidden information: a seat's frame holds that seat's observation only; the caller decides `reveal` (only
-for finished matches), and the spectator's frame never describes a seat's hidden choice before then.
+Hidden information: a seat's frame holds that seat's observation only until the game is over, and then every
+seat's hidden items too (`replay.frame_view`); the caller decides the spectator's `reveal` (only for finished
+matches), and the spectator's frame never describes a seat's hidden choice before then.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from engine_service.games import GameSpec, GameState, get_game
 from engine_service.referee.record import MatchRecord
-from engine_service.referee.replay import advance_checked, replay
+from engine_service.referee.replay import advance_checked, frame_view, replay
 from engine_service.referee.snapshots import replay_from_snapshots, snapshot_keep
 
 LOG_LINES = 12
@@ -52,7 +53,7 @@ def frame_with_words(
 def _frame(
     spec: GameSpec, record: MatchRecord, state: GameState, step: int, seat: int | None, reveal: bool
 ) -> dict[str, Any]:
-    view = state.observation(seat) if seat is not None else state.spectator_view(reveal=reveal)
+    view = frame_view(state, seat, reveal=reveal)
     progress = spec.progress(state)
     frame: dict[str, Any] = {
         "step": step,

@@ -1,4 +1,5 @@
-"""Re-simulate a match record, verifying every stored state hash; frames at any step, as a seat or spectator.
+"""Re-simulate a match record, verifying every stored state hash; frames at any step, as a seat or spectator
+(`frame_view`: what a frame shows, which every frame builder uses).
 
 A replay that does not reproduce its hashes is an error naming the first differing step, never a silent
 difference.
@@ -79,18 +80,29 @@ def verify(record: MatchRecord) -> GameState:
     return state
 
 
+def frame_view(state: GameState, seat: int | None, *, reveal: bool) -> dict[str, Any]:
+    """What a frame shows of `state`: the spectator's table (every hand hidden unless `reveal`, which the
+    caller allows only for finished matches), or `seat`'s observation. Once the game is over nothing is
+    hidden from a seat any more: its view then holds every seat's hidden items too (the revealed table's
+    keys, under the seat's own observation, which keeps its perspective: "seat", its own hand or goals)."""
+    if seat is None:
+        return state.spectator_view(reveal=reveal)
+    view = state.observation(seat)
+    if state.is_over():
+        view = {**state.spectator_view(reveal=True), **view}
+    return view
+
+
 def frame_at(
     record: MatchRecord, step: int, seat: int | None = None, *, reveal: bool = False
 ) -> dict[str, Any]:
-    """The view after `step` actions: seat `seat`'s observation, or the spectator's (hands hidden unless
-    `reveal`). The caller decides whether revealing is allowed (only for finished matches)."""
+    """The view after `step` actions: seat `seat`'s observation (`frame_view`: every seat's hidden items
+    too once the game is over), or the spectator's (hands hidden unless `reveal`). The caller decides whether
+    revealing the spectator's is allowed (only for finished matches)."""
+    if seat is not None and not 0 <= seat < record.num_players:
+        raise ValueError(f"seat {seat} is not in this match (0-{record.num_players - 1})")
     state = replay(record, upto=step)
-    if seat is not None:
-        if not 0 <= seat < record.num_players:
-            raise ValueError(f"seat {seat} is not in this match (0-{record.num_players - 1})")
-        view = state.observation(seat)
-    else:
-        view = state.spectator_view(reveal=reveal)
+    view = frame_view(state, seat, reveal=reveal)
     next_action = record.actions[step] if step < record.steps else None
     return {
         "step": step,

@@ -40,13 +40,17 @@ class Replay(models.Model):
 class LiveProgress(models.Model):
     """The actions of a match being played, as far as the worker has published them (every few seconds),
     so a spectator can watch it: the spectator's view is re-simulated from them and the match's seed.
-    Never served raw (an action id may name a seat's hidden choice); removed when the match is recorded."""
+    Never served raw (an action id may name a seat's hidden choice); removed when the match is recorded.
+    `clocks` are the referee's measured clocks of those decisions (public: the live view shows them)."""
 
     match = models.OneToOneField(
         "matches.Match", on_delete=models.CASCADE, primary_key=True, related_name="live_progress"
     )
     steps = models.PositiveIntegerField()
     actions = models.JSONField(help_text="[[seat, action id], ...] in play order")
+    clocks = models.JSONField(
+        default=dict, blank=True, help_text='{"step": [seconds charged, bank left or null], ...}'
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -1,21 +1,29 @@
 """Replay reads: the stored record, and frames re-simulated by the engine as a seat or as the spectator.
 
-Layer: selectors (read-only). Hidden information: a seat's frame is that seat's observation only; the
-spectator sees every hand only for a finished (DONE) match, never while it runs, and a replay is held back
-while another match with its seed is unfinished (`match_secrets_revealed`). Frames are never stored.
+Layer: selectors (read-only). Hidden information: a seat's frame is that seat's observation only until the
+game is over (then every seat's hidden items too: `referee.replay.frame_view`); the spectator sees every
+hand only for a finished (DONE) match, never while it runs, and a replay is held back while another match
+with its seed is unfinished (`match_secrets_revealed`). Frames are never stored.
 
 Beside the engine's frames: each frame's `clocks` (every seat's last decision time and bank left, from the
 record's measured clocks) and `scores` (the public running score of each seat), and the move list
 (`replay_moves`: every action in the game's words with its seat, round, turn, clock and the scores after it),
 built in one re-simulation per match and cached. The move list's words are the spec's `describe_action`,
 which names no hidden choice; it carries no action ids.
+
+The live frame of a running match carries the same public extras for the step it shows: each seat's clock
+(from the clocks the worker publishes with the actions) and the score series so far (`score_series`, the
+steps where a score changed), built on from what the last poll of the match computed (`_live_series`).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -237,27 +245,29 @@ def live_frame(*, match_id: int) -> dict[str, Any]:
         )
     progress = LiveProgress.objects.filter(match=match).first()
     actions = [(int(seat), str(action)) for seat, action in (progress.actions if progress else [])]
+    clocks = {int(step): clock for step, clock in (progress.clocks if progress else {}).items()}
     delay = match.ladder.live_delay_steps
     shown = max(0, len(actions) - delay)
     ladder = match.ladder
+    game = (ladder.game_id, ladder.num_players, json.dumps(ladder.options), match.seed)
     body.update(
         steps=len(actions),
         step=shown,
         delay=delay,
         updated_at=progress.updated_at.isoformat() if progress else None,
-        frame=_live(
-            ladder.game_id, ladder.num_players, json.dumps(ladder.options), match.seed, tuple(actions[:shown])
-        ),
+        frame={
+            **_live(*game, tuple(actions[:shown])),
+            "clocks": _live_clocks(actions[:shown], clocks, ladder.num_players),
+            "score_series": _live_series(*game, tuple(actions[:shown])),
+        },
     )
     return body
 
 
-@lru_cache(maxsize=128)
-def _live(
-    game_id: str, players: int, options_json: str, seed: int, actions: tuple[tuple[int, str], ...]
-) -> dict[str, Any]:
-    """The spectator's frame after `actions` (cached: every watcher of a match asks for the same one)."""
-    record = MatchRecord(
+def _live_record(
+    game_id: str, players: int, options_json: str, seed: int, actions: Sequence[tuple[int, str]]
+) -> MatchRecord:
+    return MatchRecord(
         game_id=game_id,
         num_players=players,
         options=json.loads(options_json),
@@ -265,9 +275,80 @@ def _live(
         seats=[],
         actions=list(actions),
     )
+
+
+@lru_cache(maxsize=128)
+def _live(
+    game_id: str, players: int, options_json: str, seed: int, actions: tuple[tuple[int, str], ...]
+) -> dict[str, Any]:
+    """The spectator's frame after `actions` (cached: every watcher of a match asks for the same one)."""
+    record = _live_record(game_id, players, options_json, seed, actions)
     frame = frame_with_words(record, len(actions), None, reveal=False)
     frame["result"] = None  # the result comes with the replay, once the match is recorded
     label, reader = _score_reader(game_id)
     frame["scores"] = reader(frame["view"]) if reader else None
     frame["score_label"] = label
     return frame
+
+
+def _live_clocks(
+    actions: Sequence[tuple[int, str]], clocks: Mapping[int, Sequence[float | None]], players: int
+) -> list[dict[str, Any] | None]:
+    """Per seat, its last timed decision among `actions` (the steps shown) and its clock, as a replay frame's
+    `clocks` has them; None for a seat with none yet."""
+    out: list[dict[str, Any] | None] = [None] * players
+    missing = set(range(players))
+    for step in range(len(actions) - 1, -1, -1):
+        seat = actions[step][0]
+        if seat in missing and step in clocks:
+            out[seat] = {"step": step, **(_clock_json(list(clocks[step])) or {})}
+            missing.discard(seat)
+            if not missing:
+                break
+    return out
+
+
+@dataclass(frozen=True)
+class _Series:
+    actions: tuple[tuple[int, str], ...]
+    state: GameState  # after `actions`; never changed again (a later poll advances a clone)
+    points: tuple[dict[str, Any], ...]  # {step, scores} at step 0 and wherever a score changed
+
+
+LIVE_SERIES_KEPT = 64  # matches whose last series this process keeps to build on
+_series: OrderedDict[tuple[str, int, str, int], _Series] = OrderedDict()
+_series_lock = threading.Lock()
+
+
+def _live_series(
+    game_id: str, players: int, options_json: str, seed: int, actions: tuple[tuple[int, str], ...]
+) -> list[dict[str, Any]] | None:
+    """Each seat's public score over the steps of `actions`, as the points where a score changed (and the last
+    step), read from the spectator's view as the replay's series is; None where the game has no score. Built on
+    from the series this process last computed for the match, so a poll re-simulates only the new steps."""
+    _label, reader = _score_reader(game_id)
+    if reader is None:
+        return None
+    key = (game_id, players, options_json, seed)
+    with _series_lock:
+        kept = _series.get(key)
+    if kept is not None and actions[: len(kept.actions)] == kept.actions:
+        state, points = kept.state.clone(), list(kept.points)
+        done = len(kept.actions)
+    else:
+        state = replay(_live_record(game_id, players, options_json, seed, ()), upto=0)
+        points, done = [{"step": 0, "scores": reader(state.spectator_view(reveal=False))}], 0
+    for step, (seat, action_id) in enumerate(actions[done:], start=done + 1):
+        apply_recorded(state, seat, action_id)
+        scores = reader(state.spectator_view(reveal=False))  # never the result's: hands stay hidden live
+        if scores != points[-1]["scores"]:
+            points.append({"step": step, "scores": scores})
+    with _series_lock:
+        if key not in _series or len(_series[key].actions) <= len(actions):
+            _series[key] = _Series(actions, state, tuple(points))
+            _series.move_to_end(key)
+        while len(_series) > LIVE_SERIES_KEPT:
+            _series.popitem(last=False)
+    if points[-1]["step"] != len(actions):
+        points.append({"step": len(actions), "scores": points[-1]["scores"]})
+    return points

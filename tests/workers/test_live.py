@@ -1,5 +1,6 @@
 """The live publisher: match threads only offer (no I/O), the publisher writes the latest offer of each
-match once, a failed write is dropped without raising, and a finished match's pending offer is forgotten."""
+match once (its actions and their clocks), a failed write is dropped without raising, and a finished match's
+pending offer is forgotten."""
 
 from __future__ import annotations
 
@@ -11,23 +12,26 @@ from workers.live import LivePublisher
 
 
 def test_offers_are_written_latest_first_and_failures_are_dropped():
-    written: list[tuple[int, int]] = []
+    written: list[tuple[int, int, dict]] = []
 
-    def publish(match_id, actions):
+    def publish(match_id, actions, clocks):
         if match_id == 3:
             raise OperationalError("the database is down")
-        written.append((match_id, len(actions)))
+        written.append((match_id, len(actions), clocks))
 
     live = LivePublisher(publish, interval=3600)
     started = time.monotonic()
     live.offer(1, [(0, "pass")])
-    live.offer(1, [(0, "pass"), (1, "draw:deck")])  # the later offer replaces the earlier
+    clocks = {0: [0.25, 29.5], 1: [0.5, None]}
+    live.offer(1, [(0, "pass"), (1, "draw:deck")], clocks)  # the later offer replaces the earlier
+    clocks[2] = [1.0, 28.0]  # the match goes on: what was offered stays as it was
     live.offer(2, [(0, "pass")])
     live.offer(3, [(0, "pass")])
     live.offer(4, [(0, "pass")])
     live.forget(4)  # its match ended before the publisher woke
     assert time.monotonic() - started < 0.5  # offering never waits on the publisher
     live.flush()
-    assert sorted(written) == [(1, 2), (2, 1)]
+    expected = [(1, 2, {0: [0.25, 29.5], 1: [0.5, None]}), (2, 1, {})]
+    assert sorted(written, key=lambda w: w[0]) == expected
     live.flush()  # nothing pending: nothing written again
-    assert sorted(written) == [(1, 2), (2, 1)]
+    assert sorted(written, key=lambda w: w[0]) == expected

@@ -159,4 +159,6 @@ def test_the_worker_offers_live_progress_every_few_seconds_and_its_publisher_wri
     assert len(counted) == 2
     assert not LiveProgress.objects.exists()  # match threads only offer: the publisher thread writes
     matches.LIVE.flush()
-    assert LiveProgress.objects.get(match=match).steps == 4
+    progress = LiveProgress.objects.get(match=match)
+    assert progress.steps == 4
+    assert progress.clocks == {str(step): record.clocks[step] for step in range(4)}  # with the actions

@@ -1,5 +1,6 @@
 """The live view of a running match over REST, the replay index, and the worker's publication of progress:
-only public information while the match runs (no hand, no action id, no seed), the ladder's delay, none for
+only public information while the match runs (no hand, no action id, no seed), the ladder's delay, each
+seat's clock and the score series as the replay of the same match later shows them at that step, none for
 a match of a duplicate set still being played, and the progress gone once the match is recorded
 (the worker's side: tests/workers/test_matches.py)."""
 
@@ -11,9 +12,11 @@ import pytest
 
 from engine_service.referee import match_index, replay
 from ladder.matches.services import match_create, match_mark_running, match_record_result
+from ladder.replays import selectors
 from ladder.replays.models import LiveProgress
 from ladder.replays.services import live_progress_publish
 from tests.ladder.conftest import make_record
+from tests.ladder.replays.test_moves import _banked
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +53,44 @@ def test_live_frame_keeps_the_ladders_delay(running, api):
     live_progress_publish(match_id=match.pk, actions=record.actions[:12])
     body = api.get(f"/api/v1/matches/{match.pk}/live/").json()
     assert body["steps"] == 12 and body["step"] == 7 and body["frame"]["step"] == 7
+
+
+def _changes(series: list[list[int]], upto: int) -> list[dict]:
+    """A replay's score series up to `upto` as the points where a score changed, and the last step."""
+    points = [{"step": 0, "scores": series[0]}]
+    for step in range(1, upto + 1):
+        if series[step] != points[-1]["scores"]:
+            points.append({"step": step, "scores": series[step]})
+    if points[-1]["step"] != upto:
+        points.append({"step": upto, "scores": points[-1]["scores"]})
+    return points
+
+
+def test_the_live_frame_carries_the_clocks_and_score_series_the_replay_shows_at_its_step(running, api):
+    match, record = running
+    record.clocks = _banked(record)  # step s took s/1000 s and left 30 - s/100 s (seat 2 would be unclocked)
+    match.ladder.live_delay_steps = 3
+    match.ladder.save()
+    seen = {}
+    for published in (20, 45):  # the second poll builds on the series the first one computed
+        assert live_progress_publish(
+            match_id=match.pk, actions=record.actions[:published], clocks=record.clocks
+        )
+        body = api.get(f"/api/v1/matches/{match.pk}/live/").json()
+        assert body["step"] == published - 3
+        seen[body["step"]] = body["frame"]
+    assert set(LiveProgress.objects.get(match=match).clocks) == {str(step) for step in range(45)}
+    selectors._series.clear()  # another web process, with nothing kept, serves the same series
+    again = api.get(f"/api/v1/matches/{match.pk}/live/").json()["frame"]
+    assert again["score_series"] == seen[42]["score_series"]
+    assert match_record_result(match_id=match.pk, record=record)
+    series = api.get(f"/api/v1/matches/{match.pk}/moves/").json()["scores"]
+    for step, frame in seen.items():
+        replayed = api.get(f"/api/v1/matches/{match.pk}/frames/{step}/").json()
+        assert frame["clocks"] == replayed["clocks"]  # only decisions before the step shown, never later ones
+        assert all(clock is not None and clock["step"] < step for clock in frame["clocks"])
+        assert frame["score_series"] == _changes(series, step)
+        assert len(frame["score_series"]) > 2, "the scores changed during the steps shown"
 
 
 def test_no_live_view_for_an_unfinished_duplicate_set(running, ladder2, make_bot, api):

@@ -1,8 +1,9 @@
 """The match viewer in real headless Chromium against a live server: frames of a recorded match of every
 game and option variant (a sample here, every frame in `python -m bench viewer`) drawn as the table and as
-each seat without a script error, no seat's view showing
-another seat's hidden items, the final screen with the result, the address carrying the step and the seat,
-keyboard and jumps by turn and round, fault links into the replay, and the live view of a running match.
+each seat without a script error, no seat's view showing another seat's hidden items before the game is
+over and every seat's once it is, the final screen with the result, the address carrying the step and the
+seat, keyboard and jumps by turn and round, fault links into the replay, and the live view of a running
+match with each seat's clock and the score graph.
 Screenshots of each game's viewer at desktop and phone widths go to test-artifacts/."""
 
 from __future__ import annotations
@@ -45,20 +46,26 @@ def sampled_steps(steps: int) -> list[int]:
     return sorted({*range(min(EDGE_STEPS, steps + 1)), *inner, *range(max(0, steps - EDGE_STEPS), steps + 1)})
 
 
-# Draws the given frames of the current view in the page, and counts what the seat may not see: an element
-# holding another seat's private items that shows a real item.
-SHOW_ALL = """async ([seat, steps]) => {
+# Draws the given frames of the current view in the page, and counts what the seat may not see before the
+# game is over: an element holding another seat's private items that shows a real item. At the final step
+# (the game over) it counts instead the other seats' real items shown and the placeholders left.
+SHOW_ALL = """async ([seat, steps, last]) => {
   const viewer = window.CaravanReplay.viewer;
   const leaks = [];
+  let revealed = null, placeholders = null;
   for (const step of steps) {
     await viewer.show(step);
     if (seat !== null) {
       const foreign = document.querySelectorAll(
         `[data-private-of]:not([data-private-of="${seat}"]) [data-secret]`);
-      if (foreign.length) leaks.push(step);
+      if (step === last) {
+        revealed = foreign.length;
+        placeholders = document.querySelectorAll("[data-private-of] .hidden-item").length;
+      } else if (foreign.length) leaks.push(step);
     }
   }
   return {errors: document.getElementById("viewer").dataset.renderErrors || "", leaks: leaks,
+          revealed: revealed, placeholders: placeholders,
           rendered: document.getElementById("viewer").dataset.renderedStep};
 }"""
 
@@ -121,9 +128,11 @@ def test_every_frame_draws_for_every_seat(recorded, live_server, browser):
         query = "" if seat is None else f"?seat={seat}"
         page.goto(f"{live_server.url}/matches/{match.pk}/{query}")
         page.wait_for_selector("#viewer[data-rendered-step='0']")
-        outcome = page.evaluate(SHOW_ALL, [seat, sampled_steps(match.steps)])
+        outcome = page.evaluate(SHOW_ALL, [seat, sampled_steps(match.steps), match.steps])
         assert outcome["errors"] == "", outcome["errors"]
         assert outcome["leaks"] == [], f"seat {seat} sees another seat's hidden items at {outcome['leaks']}"
+        if seat is not None:  # the game over, the seat's view shows every seat's hidden items
+            assert outcome["revealed"] > 0 and outcome["placeholders"] == 0, outcome
         assert outcome["rendered"] == str(match.steps)
         result = page.locator("#rv-result")
         assert result.is_visible()
@@ -243,6 +252,50 @@ def test_live_view_follows_a_running_match(running, live_server, browser):
     page.wait_for_selector("#viewer[data-rendered-step='40']", timeout=10_000)
     assert orm(match_record_result, match_id=match.pk, record=record)
     page.wait_for_selector("#rv-scrub", timeout=10_000)  # over: the page reloads into the replay
+    assert errors == []
+    page.wait_for_load_state("networkidle")
+    page.close()
+
+
+def _live_clock(step: int) -> list[float | None]:
+    """The clock published for the decision at `step`: 0.25 + step/1000 s used, a bank of 60 - step/2 s left
+    (below a second and above ten seconds over the steps shown: the viewer writes them in ms and in s)."""
+    return [0.25 + step / 1000, 60 - step / 2]
+
+
+def test_the_live_view_shows_each_seats_clock_and_the_score_graph(running, live_server, browser):
+    match, record = running
+    clocks = {step: _live_clock(step) for step in range(len(record.actions))}
+    page = browser.new_page(viewport=DESKTOP)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    for published in (30, 95):  # the page opens mid-match, then follows it (the VP first change at 59)
+        assert orm(
+            live_progress_publish, match_id=match.pk, actions=record.actions[:published], clocks=clocks
+        )
+        if published == 30:
+            page.goto(f"{live_server.url}/matches/{match.pk}/")
+        page.wait_for_selector(f"#viewer[data-rendered-step='{published}']", timeout=10_000)
+        rows = page.locator("#rv-clocks .rv-clock")
+        assert page.locator("#rv-clocks").is_visible() and rows.count() == 2
+        for seat in range(2):
+            last = max(k for k, (actor, _a) in enumerate(record.actions[:published]) if actor == seat)
+            seconds, bank = _live_clock(last)
+            text = rows.nth(seat).inner_text()
+            assert f"live {seat}" in text and f"(move {last + 1})" in text, text
+            assert (
+                f"last decision {round(seconds * 1000)} ms" in text and f"bank left {bank:.1f} s" in text
+            ), text
+        graph = page.locator("#rv-graph")
+        assert graph.is_visible() and graph.get_attribute("data-steps") == str(published)
+        assert page.locator("#rv-graph polyline.rv-score-line").count() == 2
+        # the whole game so far, from step 0, not only the polls since the page opened
+        assert "step 0" in graph.inner_text() and f"step {published}" in graph.inner_text()
+    lines = page.locator("#rv-graph polyline.rv-score-line")
+    for seat in range(2):  # each seat's score rose since step 0: a line of steps, from the left edge
+        points = lines.nth(seat).get_attribute("points").split()
+        assert len(points) > 2 and points[0].startswith("40.0,"), points
+    page.screenshot(path=str(ARTIFACTS / "viewer-live-clocks.png"), full_page=True)
     assert errors == []
     page.wait_for_load_state("networkidle")
     page.close()

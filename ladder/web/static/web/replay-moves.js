@@ -6,7 +6,7 @@
    - `moves.clocks(frame, h)`: each seat's last decision (seconds used, as charged) and its time bank left.
    - `moves.graph(series, steps, label, step, h)`: a polyline per seat of the running score over the game,
      a cursor at the step shown; `moves.stepAt(svg, clientX, steps)` is the step under a click.
-   h = { seatName(i), seatColor(i), esc(text), withNames(text), players, href(step) } from the viewer.
+   h = { seatName(i), seatColor(i), esc(text), withNames(text), players, href(step), live } from the viewer.
    It reads only what the server served: it never fetches. Vanilla JS, no build. */
 (function () {
   "use strict";
@@ -97,7 +97,8 @@
     var cx = k.x(step).toFixed(1);
     var legend = [];
     for (var i = 0; i < h.players; i++) legend.push('<span class="rv-legend-item"><span class="seat-dot seat-' + i + '"></span>' + h.esc(h.seatName(i)) + " (seat " + i + ")</span>");
-    return '<figure class="rv-graph"><figcaption>' + h.esc(label) + ' per seat over the game <span class="muted small">(click to go to a step)</span></figcaption>' +
+    var hint = h.live ? "" : ' <span class="muted small">(click to go to a step)</span>';  // the live view has no steps to go to
+    return '<figure class="rv-graph"><figcaption>' + h.esc(label) + " per seat over the game" + (h.live ? " so far" : "") + hint + "</figcaption>" +
       '<svg class="rv-graph-svg" viewBox="0 0 ' + W + " " + H + '" role="img" aria-label="' + h.esc(label) + ' per seat, step 0 to ' + steps + '">' +
       '<rect class="chart-bg" x="' + PAD.l + '" y="' + PAD.t + '" width="' + (W - PAD.l - PAD.r) + '" height="' + (H - PAD.t - PAD.b) + '"/>' +
       '<text class="chart-tick" x="' + (PAD.l - 4) + '" y="' + (k.y(k.hi) + 4) + '" text-anchor="end">' + k.hi + "</text>" +

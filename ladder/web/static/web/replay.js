@@ -5,16 +5,19 @@
    controls, jumps by turn and by round, the address (?step=N&seat=S), the next action and the log in words,
    the final screen, and beside the board (web/replay-moves.js) the move list (/moves/), each seat's clock
    and the score graph, and what the last action changed (web/replay-diff.js: the numbers by seat, and the
-   changed elements of the board marked `rv-changed`, from the frame before, drawn off-screen). A sticky
+   changed elements of the board marked `rv-changed`, from the frame before, drawn off-screen); the live
+   view draws the clocks and the graph the same way, from its frame's `clocks` and `score_series`. A sticky
    bar keeps the current move and the step buttons in view under the board. Each game's file
    (web/games/<family>.js) registers its renderer:
 
      CaravanReplay.register("<family>", { draw: function (ctx) { return "<html>"; } });
 
-   ctx = { frame, view, board, seat, revealed, players, seatName(i), seatColor(i), esc(text), live }.
+   ctx = { frame, view, board, seat, revealed, players, seatName(i), seatColor(i), seatTextColor(i), esc(text),
+   live }: seatColor fills and borders, seatTextColor writes text in a seat's hue on a light panel.
    A renderer draws the board and the players' panels only, from the frame it is given; it must not fetch.
-   Hidden information is the server's business: a seat's frames hold that seat's observation only, and
-   the spectator's hold every hand hidden until the match is over. Vanilla JS, no build. */
+   Hidden information is the server's business: a seat's frames hold that seat's observation only until
+   the game is over (the final one every seat's hidden items too), and the spectator's hold every hand
+   hidden until the match is over. Vanilla JS, no build. */
 (function () {
   "use strict";
   var SEAT_COLORS = ["#dc2626", "#2563eb", "#16a34a", "#ca8a04", "#7c3aed"];
@@ -30,6 +33,7 @@
     });
   }
   function seatColor(seat) { return SEAT_COLORS[Number(seat) % SEAT_COLORS.length]; }
+  function seatTextColor(seat) { return SEAT_TEXT_COLORS[Number(seat) % SEAT_TEXT_COLORS.length]; }
 
   function Viewer(root) {
     var cfg = JSON.parse(root.getAttribute("data-config"));
@@ -70,7 +74,7 @@
       return { side: side, final: el("rv-final"), clocks: el("rv-clocks"), graph: el("rv-graph"), moves: el("rv-moves"), changes: el("rv-changes"), bar: bar, now: el("rv-now") };
     }
     function helpers() {
-      return { seatName: seatName, seatColor: seatColor, esc: esc, withNames: withNames, players: cfg.seats.length, href: href };
+      return { seatName: seatName, seatColor: seatColor, esc: esc, withNames: withNames, players: cfg.seats.length, href: href, live: cfg.mode === "live" };
     }
     function href(step) {
       return "?step=" + step + (state.seat === "" ? "" : "&seat=" + state.seat) + "#replay";
@@ -84,7 +88,7 @@
     function withNames(text) {
       return esc(text).replace(/\bseats? (\d+)\b/g, function (all, seat) {
         if (!cfg.seats[Number(seat)] || /^seats/.test(all)) return all;
-        return '<b class="who" style="color:' + SEAT_TEXT_COLORS[Number(seat) % SEAT_TEXT_COLORS.length] + '">' + esc(seatName(Number(seat))) + " (seat " + seat + ")</b>";
+        return '<b class="who" style="color:' + seatTextColor(seat) + '">' + esc(seatName(Number(seat))) + " (seat " + seat + ")</b>";
       });
     }
     function getJson(url) {
@@ -166,7 +170,8 @@
       var renderer = renderers[cfg.family];
       var ctx = {
         frame: frame, view: frame.view, board: state.table, seat: state.seat === "" ? null : Number(state.seat),
-        revealed: !!revealed, players: cfg.seats.length, seatName: seatName, seatColor: seatColor, esc: esc,
+        revealed: !!revealed, players: cfg.seats.length, seatName: seatName, seatColor: seatColor,
+        seatTextColor: seatTextColor, esc: esc,
         live: cfg.mode === "live"
       };
       try {
@@ -419,9 +424,7 @@
           }
           if (body.frame) {
             var before = state.live && state.live.step < body.frame.step ? state.live : null;
-            if (body.frame.scores && (!state.series.length || state.series[state.series.length - 1].step < body.step)) {
-              state.series.push({ step: body.step, scores: body.frame.scores });
-            }
+            state.series = body.frame.score_series || [];  // the whole game so far, as the replay's graph
             cfg.scoreLabel = body.frame.score_label;
             if (!state.live || state.live.step !== body.frame.step) draw(body.frame, false, before);
             state.live = body.frame;

@@ -2,7 +2,7 @@
    places, land dots, sea nodes, junctions, zones and ports at their real-geography points, every player's
    token in its seat colour; the Event in play and any pending answer; one panel per player with position,
    means of transport, zecchini, XP, cargo, passes, visited cities and hand (a seat's own cards in its view,
-   others' as placeholders; all of them once a finished match is revealed); a legend of the codes. */
+   others' as placeholders; all of them once the game is over); a legend of the codes. */
 (function () {
   "use strict";
   var LAND_COLORS = { I: "#e7c9a1", "2": "#f3d98c", "3": "#cfe3a4", "4": "#f2bb92", "5": "#eca9a9", "6": "#f3b3cf", "7": "#cbbcec", "8": "#a9dccb" };

@@ -1,6 +1,7 @@
 /* Marco Polo Expedition's drawing for the match viewer (replay.js): the 29-space track as a snake with
    requirements, chests, scoring spaces and pieces, a legend of the requirement codes, each player's gold
-   and hand (a seat's own hand in its view; others' unknown cards as placeholders), the display and piles. */
+   and hand (a seat's own hand in its view; others' unknown cards as placeholders, until the game is over and
+   every hand is shown), the display and piles. */
 (function () {
   "use strict";
   var COLS = 10, W = 76, H = 70, GAP = 8, PAD = 12;
@@ -95,7 +96,7 @@
     html.push('<p><b>Display</b> <span class="cardrow">' + view.display.map(function (c) { return cardHtml(ctx, c, false); }).join("") + "</span></p>");
     html.push('<p class="muted small">draw pile ' + view.draw_pile + " · discard " + view.discard.length + " · turn " + view.turn + "/" + view.turn_cap +
       " · phase " + esc(view.phase) + (view.end_reason ? " · ended: " + esc(view.end_reason.replace(/_/g, " ")) : "") +
-      (view.seat === null || view.seat === undefined ? (ctx.revealed ? " · all hands shown (the match is over)" : " · hands hidden") : " · as " + esc(ctx.seatName(view.seat)) + " saw it") + "</p>");
+      (view.seat === null || view.seat === undefined ? (ctx.revealed ? " · all hands shown (the match is over)" : " · hands hidden") : " · as " + esc(ctx.seatName(view.seat)) + " saw it" + (view.hands ? ", every hand shown (the game is over)" : "")) + "</p>");
     html.push("</div>");
     return html.join("");
   }

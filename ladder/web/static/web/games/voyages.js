@@ -40,6 +40,8 @@
     this.nodes = nodes;
   }
   Drawing.prototype.color = function (seat) { return seat < 0 ? "#9ca3af" : this.ctx.seatColor(seat); };
+  // A seat's hue for text on a light panel (4.5:1 or more); `color` is for fills and borders.
+  Drawing.prototype.textColor = function (seat) { return seat < 0 ? "#4b5563" : this.ctx.seatTextColor(seat); };
   Drawing.prototype.who = function (seat) { return seat < 0 ? "neutral" : this.ctx.seatName(seat) + " (seat " + seat + ")"; };
   Drawing.prototype.nodeName = function (id) { var n = this.nodes[id]; return n ? n.name : "place " + id; };
   Drawing.prototype.xy = function (id) {
@@ -237,7 +239,7 @@
     var round = Number(v.round || 0);
     bits.push('<span class="voy-chip voy-round" title="The game lasts 5 rounds">' + (round ? "Round " + round + " of 5" : "Setup") + "</span>");
     if (v.start_player !== undefined && v.start_player !== null) {
-      bits.push('<span class="voy-chip" title="Start player this round (the last seat to travel becomes the next start player)">Start player: <b style="color:' + this.color(v.start_player) + '">' + e(this.who(v.start_player)) + "</b></span>");
+      bits.push('<span class="voy-chip" title="Start player this round (the last seat to travel becomes the next start player)">Start player: <b style="color:' + this.textColor(v.start_player) + '">' + e(this.who(v.start_player)) + "</b></span>");
     }
     if (v.phase === "over") bits.push('<span class="voy-chip voy-over">Game over</span>');
     bits.push('<span class="voy-chip" title="Black dice left to buy or win this round">Black dice left: ' + e(v.black_left === undefined ? "–" : v.black_left) + "</span>");
@@ -348,7 +350,7 @@
     var charKey = list(v.chars)[seat];
     var ch = obj(obj(b.characters)[charKey]);
     var out = ['<div class="player voy-player' + (toMove ? " to-move" : "") + '" data-seat="' + seat + '" style="border-left-color:' + color + '">'];
-    out.push('<div class="voy-ph"><b style="color:' + color + '">' + e(this.ctx.seatName(seat)) + "</b> <span class=\"muted\">seat " + seat + "</span>" +
+    out.push('<div class="voy-ph"><b style="color:' + this.textColor(seat) + '">' + e(this.ctx.seatName(seat)) + "</b> <span class=\"muted\">seat " + seat + "</span>" +
       (v.start_player === seat ? ' <span class="voy-tag" title="Start player this round">start</span>' : "") + '<span class="voy-vp" title="Victory points">' + e(res.vp || 0) + " VP</span></div>");
     out.push('<div class="voy-charname" title="' + e(ch.text || "Character not chosen yet") + '">' + e(ch.name || "character not chosen yet") + "</div>");
     var resItems = [["coins", "co", "coins"], ["camels", "ca", "camels"], ["pepper", "pe", "pepper"], ["silk", "si", "silk"], ["gold", "go", "gold"]].map(function (r) {
