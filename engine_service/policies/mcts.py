@@ -112,11 +112,7 @@ class MctsPolicy(Policy):
     def choose(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> str:
         if len(legal_actions) == 1:
             return legal_actions[0].id
-        spec = get_game(str(observation["game_id"]))
-        if self.level is None:
-            self._configure(spec.search_settings)
-        else:
-            self._configure({**spec.search_settings, **level_settings(self.level, spec.game_id)})
+        spec = self._configured_for(observation)
         seat = int(observation["seat"])
         if self.method == "rollout":
             return self._choose_by_rollouts(spec, observation, seat, legal_actions)
@@ -132,6 +128,50 @@ class MctsPolicy(Policy):
                 priors[a.id] if priors is not None else 0.0,
             ),
         ).id
+
+    def evaluate(
+        self,
+        observation: Mapping[str, Any],
+        legal_actions: Sequence[Action],
+        *,
+        include: Sequence[str] = (),
+        samples: int | None = None,
+    ) -> dict[str, float]:
+        """The estimated value of the `candidates` best actions by one-step value and of every action in
+        `include` (for a match analysis: the move played), each the mean over `samples` sampled states
+        (`iterations` by default) of the rollout measure: the seat's heuristic minus its best rival's after
+        greedy play until it moves again. Every action is simulated on the same sampled states, and only the
+        seat's observation is read, whatever the level's method."""
+        spec = self._configured_for(observation)
+        seat = int(observation["seat"])
+        values = self._one_step_values(spec, observation, seat, legal_actions)
+        best = sorted(values, key=lambda a: -values[a])[: max(1, self.candidates)]
+        actions = list(dict.fromkeys([*best, *include]))
+        count = max(1, self.iterations if samples is None else samples)
+        totals = self._rollout_totals(spec, observation, seat, actions, count)
+        return {action_id: total / count for action_id, total in totals.items()}
+
+    def _configured_for(self, observation: Mapping[str, Any]) -> GameSpec:
+        """The observation's game, with this policy's settings for it (level over the game's own)."""
+        spec = get_game(str(observation["game_id"]))
+        if self.level is None:
+            self._configure(spec.search_settings)
+        else:
+            self._configure({**spec.search_settings, **level_settings(self.level, spec.game_id)})
+        return spec
+
+    def _rollout_totals(
+        self, spec: GameSpec, observation: Mapping[str, Any], seat: int, actions: Sequence[str], samples: int
+    ) -> dict[str, float]:
+        """Each action's summed `_simulate` value over `samples` sampled states, all on the same ones."""
+        totals = dict.fromkeys(actions, 0.0)
+        for _ in range(samples):
+            base = spec.sample_state(observation, self.rng)
+            for action_id in actions:
+                state = base.clone()
+                state.apply(seat, action_id)
+                totals[action_id] += self._simulate(spec, state, seat)
+        return totals
 
     def _one_step_values(
         self, spec: GameSpec, observation: Mapping[str, Any], seat: int, legal_actions: Sequence[Action]
@@ -161,12 +201,8 @@ class MctsPolicy(Policy):
         rounds = max(1, len(alive).bit_length() - 1)  # halvings until one is left
         while len(alive) > 1:
             samples = max(1, self.iterations // (rounds * len(alive)))
-            for _ in range(samples):
-                base = spec.sample_state(observation, self.rng)
-                for action_id in alive:
-                    state = base.clone()
-                    state.apply(seat, action_id)
-                    totals[action_id] += self._simulate(spec, state, seat)
+            for action_id, total in self._rollout_totals(spec, observation, seat, alive, samples).items():
+                totals[action_id] += total
             # Ties keep the better one-step value (the order of `alive`).
             alive = sorted(alive, key=lambda a: -totals[a])[: max(1, len(alive) // 2)]
         return alive[0]
