@@ -8,8 +8,9 @@ then starts, each as its own process with its log under var/demo/logs/: the gate
 bot host when this machine can run it, the bots (the Python SDK's random and greedy examples, and the Node
 example bot when Node.js and its packages are present), which connect with their tokens, and once they
 are connected (at most BOTS_CONNECT_SECONDS) a match worker (`-Q matches`, Celery's threads pool), a
-scheduler worker (`-Q matchmaking,tournaments`, so matchmaking never waits behind matches) and Celery beat
-(started last, once both workers are ready), which schedules real rated matches. On its first run it also starts a small Swiss
+scheduler worker (`-Q matchmaking,tournaments`, so matchmaking never waits behind matches), the analyst
+(`-Q analysis`, one match analysis at a time) and Celery beat (started last, once the match and scheduler
+workers are ready), which schedules real rated matches. On its first run it also starts a small Swiss
 tournament of house bots (`start_tournament`), so the tournaments page has standings and a crosstable. It
 prints the URLs, one line per finished match in the order they finish, the leaderboards every minute, and
 stops on Ctrl-C or SIGTERM (or after `--minutes N`).
@@ -507,6 +508,8 @@ class Demo:
         )  # fmt: skip
         for child in (worker, scheduler):
             self.wait_for(child, lambda c=child: " ready." in c.text(), "ready line")  # type: ignore[misc]
+        # match analyses ("Analyse this match"): CPU-bound, one at a time in a process of their own
+        self.celery("analyst", "worker", "-Q", "analysis", "-P", "prefork", "-c", "1", "-n", f"analyst-{pid}@%h", *quiet)  # fmt: skip
         self.celery("beat", "beat", "-s", str(self.var / "demo" / "celerybeat-schedule"))
 
     def start_services(self) -> None:

@@ -5,6 +5,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from ladder.accounts import apis as accounts
+from ladder.analysis import apis as analysis
 from ladder.bots import apis as bots
 from ladder.bots import version_apis as bot_versions
 from ladder.core.root import ApiRootApi
@@ -76,6 +77,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("matches/<int:match_id>/moves/", replays.ReplayMovesApi.as_view(), name="match-moves"),
     path("matches/<int:match_id>/live/", replays.LiveFrameApi.as_view(), name="match-live"),
     path("matches/<int:match_id>/debug/", replay_debug.DecisionDebugApi.as_view(), name="match-debug"),
+    path("matches/<int:match_id>/analysis/", analysis.MatchAnalysisApi.as_view(), name="match-analysis"),
     path(
         "matches/<int:match_id>/rating-change/",
         rating_audit.MatchRatingChangeApi.as_view(),

@@ -2,8 +2,9 @@
 `CELERY_<NAME>` Django setting taking precedence).
 
 Run a worker: `celery -A workers.celery_app worker -Q matches,matchmaking,tournaments -c 2`; beat:
-`celery -A workers.celery_app beat`. With no REDIS_URL the broker is the embedded SQLite one (see
-`workers.config`), so both run with no server at all.
+`celery -A workers.celery_app beat`; match analyses (CPU-bound, one at a time per process, on a worker of
+their own): `celery -A workers.celery_app worker -Q analysis -P prefork -c 1`. With no REDIS_URL the broker
+is the embedded SQLite one (see `workers.config`), so both run with no server at all.
 
 gRPC channels and the session registry connection are per process and created after fork: the
 `worker_process_init` hook drops anything inherited from the parent (`workers.seats.reset_after_fork`).
@@ -23,7 +24,7 @@ from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ladder.settings.base")
 
-TASK_MODULES = ["workers.matches", "workers.matchmaking", "workers.tournaments"]
+TASK_MODULES = ["workers.matches", "workers.matchmaking", "workers.tournaments", "workers.analysis"]
 
 
 def _configure(app: Celery[Any]) -> None:

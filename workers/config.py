@@ -54,7 +54,8 @@ from engine_service.settings_env import env_float, env_int, env_str
 QUEUE_MATCHES = "matches"
 QUEUE_MATCHMAKING = "matchmaking"
 QUEUE_TOURNAMENTS = "tournaments"
-QUEUES = (QUEUE_MATCHES, QUEUE_MATCHMAKING, QUEUE_TOURNAMENTS)
+QUEUE_ANALYSIS = "analysis"  # match analyses: CPU-bound, on a worker of their own (`workers.analysis`)
+QUEUES = (QUEUE_MATCHES, QUEUE_MATCHMAKING, QUEUE_TOURNAMENTS, QUEUE_ANALYSIS)
 
 
 # A search decision keeps one pool process busy; a house seat decides only on its turns, so one process
@@ -195,6 +196,7 @@ def celery_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             "matches.sweep_stale": {"queue": QUEUE_MATCHMAKING},
             "matchmaking.*": {"queue": QUEUE_MATCHMAKING},
             "tournaments.*": {"queue": QUEUE_TOURNAMENTS},
+            "analysis.*": {"queue": QUEUE_ANALYSIS},
         },
         "task_create_missing_queues": True,
         "task_acks_late": True,

@@ -20,6 +20,13 @@ DJANGO_SETTINGS_MODULE of every entry point: manage.py, wsgi/asgi, Celery, the g
 - LADDER_PRACTICE_MAX_OPEN (unfinished practice matches per user, 3), LADDER_PRACTICE_HOUSE_POLICIES
   (the house bots a practice match may seat: random,greedy,search), LADDER_PRACTICE_MAX_WAIT_SECONDS (how
   long a practice match waits for a free slot of its bots before it is called off, 3600).
+- Match analysis (`ladder.analysis`, the `analysis` queue's worker): per match, LADDER_ANALYSIS_MAX_DECISIONS
+  (decisions searched, the first ones of the match, 300), LADDER_ANALYSIS_CPU_SECONDS (CPU time, 300) and
+  LADDER_ANALYSIS_TIME_LIMIT (wall seconds, the task's soft time limit, 600); per user,
+  LADDER_ANALYSIS_MAX_OPEN (queued or running at once, 1), LADDER_ANALYSIS_PER_DAY (asked for in 24 hours,
+  10) and LADDER_ANALYSIS_CPU_SECONDS_PER_DAY (CPU time of those, 1800); LADDER_ANALYSIS_MAX_QUEUED (queued
+  or running on the whole site, 20); LADDER_ANALYSIS_RESEND_SECONDS (a queued or running analysis with no
+  progress for this long is sent again when asked for again, 900).
 
 Every variable is read by `engine_service.settings_env` (typed, blank means the default, a malformed value
 stops the process with an error naming the variable), each default written once, here.
@@ -74,6 +81,7 @@ INSTALLED_APPS = [
     "ladder.web",
     "ladder.tournaments",
     "ladder.hosting",
+    "ladder.analysis",
 ]
 
 MIDDLEWARE = [
@@ -252,6 +260,15 @@ LADDER_PRACTICE_MAX_WAIT_SECONDS = env_int(env, "LADDER_PRACTICE_MAX_WAIT_SECOND
 LADDER_PRACTICE_HOUSE_POLICIES = tuple(
     env_list(env, "LADDER_PRACTICE_HOUSE_POLICIES", "random,greedy,search")
 )
+# Match analysis (`ladder.analysis`): what one analysis may cost, and how many one user may ask for.
+LADDER_ANALYSIS_MAX_DECISIONS = env_int(env, "LADDER_ANALYSIS_MAX_DECISIONS", 300, minimum=1)
+LADDER_ANALYSIS_CPU_SECONDS = env_float(env, "LADDER_ANALYSIS_CPU_SECONDS", 300.0, minimum=1)
+LADDER_ANALYSIS_TIME_LIMIT = env_int(env, "LADDER_ANALYSIS_TIME_LIMIT", 600, minimum=10)
+LADDER_ANALYSIS_MAX_OPEN = env_int(env, "LADDER_ANALYSIS_MAX_OPEN", 1, minimum=0)
+LADDER_ANALYSIS_PER_DAY = env_int(env, "LADDER_ANALYSIS_PER_DAY", 10, minimum=0)
+LADDER_ANALYSIS_CPU_SECONDS_PER_DAY = env_float(env, "LADDER_ANALYSIS_CPU_SECONDS_PER_DAY", 1800.0, minimum=0)
+LADDER_ANALYSIS_MAX_QUEUED = env_int(env, "LADDER_ANALYSIS_MAX_QUEUED", 20, minimum=0)
+LADDER_ANALYSIS_RESEND_SECONDS = env_int(env, "LADDER_ANALYSIS_RESEND_SECONDS", 900, minimum=60)
 # Hosted bots (`ladder.hosting`, the `bot_host` service; infra/README.md, "Hosted bots"): the upload limits,
 # then the bot host's: processes per machine, the sandbox tool, each process's limits, the gateway's socket.
 HOSTING_ARCHIVE_MAX_BYTES = env_int(env, "HOSTING_ARCHIVE_MAX_BYTES", 2 << 20, minimum=1024)
