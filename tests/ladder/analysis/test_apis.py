@@ -11,9 +11,7 @@ from rest_framework.test import APIClient
 
 from ladder.analysis.models import AnalysisStatus, MatchAnalysis
 from ladder.matches.services import match_create, match_mark_running
-from ladder.tournaments import dispatch
 from tests.ladder.conftest import play
-from workers.celery_app import app
 
 pytestmark = pytest.mark.django_db
 
@@ -32,21 +30,6 @@ REVIEWS = [
     }
     for step, loss in enumerate([0.0, 0.25, 0.1, 0.0, 0.4, 0.05, 0.3, 0.2])
 ]
-
-
-@pytest.fixture
-def recorded(monkeypatch):
-    """The tasks sent to the broker (name, args, queue)."""
-    calls: list[tuple[str, list[int], str]] = []
-    monkeypatch.setattr(app, "send_task", lambda name, args, queue: calls.append((name, args, queue)))
-    return calls
-
-
-@pytest.fixture
-def sent(recorded, monkeypatch):
-    """The tasks sent, each at once (these tests run in a transaction that never commits)."""
-    monkeypatch.setattr(dispatch.transaction, "on_commit", lambda send: send())
-    return recorded
 
 
 @pytest.fixture

@@ -15,26 +15,10 @@ from ladder.analysis import services
 from ladder.analysis.models import AnalysisStatus, MatchAnalysis
 from ladder.analysis.selectors import worst_decisions
 from ladder.matches.services import match_create, match_mark_running, match_record_result
-from ladder.tournaments import dispatch
 from tests.ladder.conftest import make_record, play
 from workers.celery_app import app
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def recorded(monkeypatch):
-    """The tasks sent to the broker (name, args, queue)."""
-    calls: list[tuple[str, list[int], str]] = []
-    monkeypatch.setattr(app, "send_task", lambda name, args, queue: calls.append((name, args, queue)))
-    return calls
-
-
-@pytest.fixture
-def sent(recorded, monkeypatch):
-    """The tasks sent, each at once (these tests run in a transaction that never commits)."""
-    monkeypatch.setattr(dispatch.transaction, "on_commit", lambda send: send())
-    return recorded
 
 
 @pytest.fixture
