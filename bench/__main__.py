@@ -15,6 +15,11 @@ def main(argv: list[str]) -> int:
         (m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("bench_")),
         key=lambda name: (name == "bench_capacity", name),  # last: it computes from the others' results
     )
+    if {"-h", "--help"} & set(argv):
+        print(
+            f"usage: python -m bench [NAME ...]  (every benchmark when none is named)\nknown: {', '.join(names)}"
+        )
+        return 0
     given = [a for a in argv if not a.startswith("-")]  # flags (`capacity --write`) are the modules' own
     wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in given] or names
     unknown = [n for n in wanted if n not in names]

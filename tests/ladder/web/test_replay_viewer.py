@@ -37,8 +37,8 @@ PHONE = {"width": 390, "height": 844}
 # The suite draws the first and last turns and every FRAME_STRIDE-th step between (each with the frame
 # before it, from which the highlights come); `python -m bench viewer` sets the stride to 1 and draws every
 # frame. What a seat's frames hold is the server's business, checked at every step in test_secrecy.py.
-FRAME_STRIDE = int(os.environ.get("VIEWER_FRAME_STRIDE", "24"))
-EDGE_STEPS = 8
+FRAME_STRIDE = int(os.environ.get("VIEWER_FRAME_STRIDE", "40"))
+EDGE_STEPS = 6
 
 
 def sampled_steps(steps: int) -> list[int]:
