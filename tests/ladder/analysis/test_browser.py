@@ -2,7 +2,8 @@
 the owner clicks "Analyse this match", sees it queued with its progress bar, the task runs (in process, in a
 thread of the test: the click's send), and the page, polling, marks the decisions that lost the most in the
 move list (a flag and a title) and, at such a move, says "Better: <the best move in words> (estimated +X)";
-an anonymous visitor sees the same marks, and no button. Screenshot: test-artifacts/."""
+its graph of each seat's estimated lead follows the viewer and goes to the step clicked; an anonymous visitor
+sees the same marks, and no button. Screenshot: test-artifacts/."""
 
 from __future__ import annotations
 
@@ -121,6 +122,7 @@ def test_the_owner_asks_sees_the_progress_then_the_marks_and_the_better_move(own
             assert better.startswith(f"Better: {worst[0]['best_words']} (estimated +")
             assert worst[0]["played_words"] in note.inner_text()
             page.screenshot(path=str(ARTIFACTS / "match-analysis.png"), full_page=True)
+            _check_the_lead_graph(page, match.steps)
             flags.first.scroll_into_view_if_needed()  # the move list, a marked move in view
             page.locator("#rv-moves").screenshot(path=str(ARTIFACTS / "match-analysis-moves.png"))
             assert errors == []
@@ -135,6 +137,29 @@ def test_the_owner_asks_sees_the_progress_then_the_marks_and_the_better_move(own
             context.close()
         finally:
             browser.close()
+
+
+def _check_the_lead_graph(page, steps: int) -> None:  # type: ignore[no-untyped-def]
+    """The analysis' graph: a line per seat, its cursor where the score graph's is; a click in its middle
+    goes to a step in the middle of the game."""
+    lead = page.locator("#rv-analysis-graph")
+    assert lead.locator("polyline.rv-score-line").count() == 2
+    assert "estimated lead over the best rival" in lead.locator("figcaption").inner_text()
+    svg = lead.locator("svg")
+    box = svg.bounding_box()
+    svg.click(position={"x": box["width"] / 2, "y": box["height"] / 2})
+    page.wait_for_function(
+        "([lo, hi]) => { const s = Number(document.getElementById('viewer').dataset.renderedStep);"
+        " return s > lo && s < hi; }",
+        arg=[steps // 3, 2 * steps // 3],
+    )
+    cursor = "line.rv-graph-cursor"
+    page.wait_for_function(
+        "(c) => document.querySelector('#rv-analysis-graph ' + c).getAttribute('x1')"
+        " === document.querySelector('#rv-graph ' + c).getAttribute('x1')",
+        arg=cursor,
+    )
+    lead.screenshot(path=str(ARTIFACTS / "match-analysis-graph.png"))
 
 
 def _stored(match_id: int) -> MatchAnalysis:

@@ -6,7 +6,9 @@
    - Once done: the decisions that lost the most (the server's `worst`, at most five) are listed in the panel
      and marked in the replay's move list (the move's link gets `rv-analysis-lost` and a title, a flag after
      it says how much was lost), and when the viewer shows such a move (the step before it or after it), a
-     note beside the board says "Better: <the best move in words> (estimated +X)".
+     note beside the board says "Better: <the best move in words> (estimated +X)"; and a graph beside the
+     score graph plots each seat's estimated lead over its best rival at its decisions (the value of the move
+     it played), clickable to go to a step, its cursor following the viewer.
    The marks are the same in every view (the match is over: its record is public). It reads the viewer
    only through the DOM (#viewer's data-moves and
    data-rendered-step, the move list's a.rv-move[data-step]) and moves it through CaravanReplay.viewer.show.
@@ -24,6 +26,7 @@
   var tokenInput = panel.querySelector("input[name=csrfmiddlewaretoken]");
   var POLL_MS = 1500;
   var worst = [];  // the reviews of the decisions that lost the most, worst first
+  var reviews = [];  // every review, in play order
   var timer = null;
 
   function number(value) {
@@ -76,6 +79,7 @@
   function done(body) {
     var bySteps = {};
     body.reviews.forEach(function (r) { bySteps[r.step] = r; });
+    reviews = body.reviews;
     worst = body.worst.map(function (step) { return bySteps[step]; }).filter(Boolean);
     var line = "The search level analysed " + body.reviews.length + " decisions" +
       (body.decisions_in_match > body.decisions_total ? " (the first " + body.decisions_total + " of " + body.decisions_in_match + ")" : "") +
@@ -97,6 +101,7 @@
     worstList.hidden = !worst.length;
     mark();
     note();
+    graph();
   }
 
   function poll() {
@@ -167,6 +172,40 @@
     el.hidden = false;
   }
 
+  // Each seat's estimated lead at its decisions, held until its next one (before its first: its first).
+  function leadSeries(players) {
+    var last = [];
+    reviews.forEach(function (r) { if (last[r.seat] === undefined) last[r.seat] = r.played_value; });
+    for (var s = 0; s < players; s++) if (last[s] === undefined) last[s] = 0;
+    return [{ step: 0, scores: last.slice() }].concat(reviews.map(function (r) {
+      last[r.seat] = r.played_value;
+      return { step: r.step, scores: last.slice() };
+    }));
+  }
+
+  // The analysis' graph, drawn by the score graph's code (web/replay-moves.js) in its own panel after it.
+  function graph() {
+    var api = window.CaravanReplay;
+    var viewer = document.getElementById("viewer");
+    var side = viewer ? viewer.querySelector(".rv-side") : null;
+    if (!reviews.length || !side || !api || !api.viewer || !api.viewer.helpers || !api.moves) return;
+    var el = document.getElementById("rv-analysis-graph");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "rv-analysis-graph";
+      el.className = "rv-panel";
+      var scores = document.getElementById("rv-graph");
+      side.insertBefore(el, scores ? scores.nextSibling : null);
+      el.addEventListener("click", function (e) {
+        var svg = el.querySelector("svg");
+        if (svg) api.viewer.show(api.moves.stepAt(svg, e.clientX, api.viewer.steps));
+      });
+    }
+    var h = api.viewer.helpers();
+    var step = Number(viewer.getAttribute("data-rendered-step")) || 0;
+    el.innerHTML = api.moves.graph(leadSeries(h.players), api.viewer.steps, "The analysis' estimated lead over the best rival", step, h);
+  }
+
   if (button) {
     button.addEventListener("click", function () {
       button.disabled = true;
@@ -205,7 +244,7 @@
     new MutationObserver(function (changes) {
       changes.forEach(function (c) {
         if (c.attributeName === "data-moves") mark();
-        if (c.attributeName === "data-rendered-step") note();
+        if (c.attributeName === "data-rendered-step") { note(); graph(); }
       });
     }).observe(viewer, { attributes: true, attributeFilter: ["data-moves", "data-rendered-step"] });
   }

@@ -101,13 +101,15 @@
     return '<figure class="rv-graph"><figcaption>' + h.esc(label) + " per seat over the game" + (h.live ? " so far" : "") + hint + "</figcaption>" +
       '<svg class="rv-graph-svg" viewBox="0 0 ' + W + " " + H + '" role="img" aria-label="' + h.esc(label) + ' per seat, step 0 to ' + steps + '">' +
       '<rect class="chart-bg" x="' + PAD.l + '" y="' + PAD.t + '" width="' + (W - PAD.l - PAD.r) + '" height="' + (H - PAD.t - PAD.b) + '"/>' +
-      '<text class="chart-tick" x="' + (PAD.l - 4) + '" y="' + (k.y(k.hi) + 4) + '" text-anchor="end">' + k.hi + "</text>" +
-      '<text class="chart-tick" x="' + (PAD.l - 4) + '" y="' + (k.y(k.lo) + 4) + '" text-anchor="end">' + k.lo + "</text>" +
+      '<text class="chart-tick" x="' + (PAD.l - 4) + '" y="' + (k.y(k.hi) + 4) + '" text-anchor="end">' + tick(k.hi) + "</text>" +
+      '<text class="chart-tick" x="' + (PAD.l - 4) + '" y="' + (k.y(k.lo) + 4) + '" text-anchor="end">' + tick(k.lo) + "</text>" +
       '<text class="chart-tick" x="' + PAD.l + '" y="' + (H - 8) + '">step 0</text>' +
       '<text class="chart-tick" x="' + (W - PAD.r) + '" y="' + (H - 8) + '" text-anchor="end">step ' + steps + "</text>" +
       lines.join("") + '<line class="rv-graph-cursor" x1="' + cx + '" x2="' + cx + '" y1="' + PAD.t + '" y2="' + (H - PAD.b) + '"/>' +
       "</svg><div class=\"rv-legend small\">" + legend.join("") + "</div></figure>";
   }
+
+  function tick(v) { return Number.isInteger(v) ? String(v) : v.toFixed(1); }
 
   function stepAt(svg, clientX, steps) {
     var box = svg.getBoundingClientRect();

@@ -284,6 +284,8 @@
       });
     }
     self.show = show;
+    self.helpers = helpers;  // for the analysis' graph (web/replay-analysis.js), drawn as the score graph is
+    self.steps = cfg.steps;
 
     // Jumps: the first step of the next or previous turn / round after the current step.
     function jump(kind, direction) {
