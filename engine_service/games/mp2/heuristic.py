@@ -7,11 +7,15 @@ other seats' goal cards there are random guesses and are never used).
 The value is the seat's points plus what a strong player would count its position worth in points:
 - Resources: coins, camels, goods and jade fade from their trading value toward their final-scoring rate
   (1 VP per 2 goods, 1 per 10 coins) as the game advances: early they buy travel, contracts and actions.
-- Contracts in hand count by the share of their cost already held (worth: VP plus a reward), and the
-  majority of completed contracts (8 / 4 VP) by where the seat stands now. Contracts in reach (on display in
-  cities where the seat has a post, which the Contracts action takes) count too, the best ones for the free
-  places in hand, at a lower weight: a post in a contract city is worth its contracts, and the Contracts
-  action is worth taking when they fit the goods held.
+- Contracts in hand count by the share of their cost already held (worth: VP plus a reward), each unit of
+  the seat's resources for one contract only (the one nearest completion first; jade standing in for missing
+  camels and coins, as it does in payment), and the majority of completed contracts (8 / 4 VP) by where the
+  seat stands now; a completed contract also counts its tempo while rounds remain (its place in hand takes
+  the next one, its reward is used while it pays), so a contract whose cost is held is completed, not kept
+  while its camels buy a black die. Contracts in reach (on display in cities where the seat has a post, which
+  the Contracts action takes) count too, judged by what the contracts in hand leave, the best ones for the
+  free places in hand, at a lower weight: a post in a contract city is worth its contracts, and the
+  Contracts action is worth taking when they fit the goods held.
 - Posts: shields are scored on the shield track with the goal card's shields counted twice, at the step
   where the track will stand at the end (about one new shield per round still to play): the track is convex
   (0, 1, 2, 4, 6, 9, ...), so a shield gained now is worth the late steps, not the first ones, and a player
@@ -52,6 +56,7 @@ from engine_service.games.mp2.tables import (
     CONTRACT_CITIES,
     CONTRACTS,
     GOALS,
+    GOODS,
     MARKER_CITIES,
     NEIGHBOURS,
     NODE_IDS,
@@ -60,6 +65,7 @@ from engine_service.games.mp2.tables import (
     ROUTE_SEAL,
     SHIELD,
     SPECIAL_CITIES,
+    WILD_COVERS,
     shield_vp,
 )
 
@@ -80,6 +86,11 @@ CONTRACT_WEIGHT = 0.55
 CONTRACT_REWARD_VALUE = 2.0
 HAND_SIZE = 2
 REACH_WEIGHT = 0.35
+# a completed contract's tempo, on top of its VP, times `late`: completed early, its place in hand takes the
+# next contract and its reward is used while it still pays. With too little (it was 0.5) a contract held in
+# full, counted at most of its worth on top of the resources it would spend, looked better kept than
+# completed: the bot spent those camels on a black die and discarded the contract later.
+DONE_TEMPO = 3.0
 MARKER_ROUND_VALUE = 1.4
 SPECIAL_ROUND_VALUE = 1.2
 CONTRACT_CITY_VALUE = 1.5
@@ -176,11 +187,12 @@ def static_value(state: Mp2State, seat: int) -> float:
 
 
 def _with_contracts(state: Mp2State, seat: int, value: float, late: float) -> float:
-    """Contracts in hand, by the share of their cost already held, and the race for most contracts."""
+    """Contracts in hand, by the share of their cost set aside for them, and the race for most contracts."""
     weight = CONTRACT_WEIGHT + 0.3 * late
-    for cid in state.active[seat]:
-        value += contract_prospect(state, seat, cid) * weight
-    value += contracts_in_reach(state, seat) * weight
+    pool = dict(state.res[seat])  # what is not yet set aside for a contract: each unit counts for one only
+    for cid in sorted(state.active[seat], key=lambda c: _allocation_order(pool, c)):
+        value += contract_prospect(state, seat, cid, pool) * weight
+    value += contracts_in_reach(state, seat, pool) * weight
     counts = contract_counts(state)
     mine = counts[seat]
     others = sorted((counts[s] for s in range(state.num_players) if s != seat), reverse=True)
@@ -191,7 +203,7 @@ def _with_contracts(state: Mp2State, seat: int, value: float, late: float) -> fl
         value += MOST_CONTRACTS_VP * 0.55
     elif state.num_players > 2 and mine > 0:
         value += SECOND_CONTRACTS_VP * 0.5
-    return value + 0.5 * mine * late
+    return value + DONE_TEMPO * mine * late
 
 
 def _posts_with_moves(state: Mp2State, seat: int) -> list[str]:
@@ -237,34 +249,67 @@ def _with_posts_and_shields(state: Mp2State, seat: int, value: float, late: floa
     return value
 
 
-def contract_prospect(state: Mp2State, seat: int, cid: str) -> float:
-    """A contract's worth (its VP, 0 for Vidal, plus its reward) times the share of its cost held."""
-    res = state.res[seat]
+def contract_prospect(state: Mp2State, seat: int, cid: str, pool: dict[str, int]) -> float:
+    """A contract's worth (its VP, 0 for Vidal, plus its reward) times the share of its cost held, the units
+    counted taken out of `pool`: a resource counts for one contract only, or spending it on one contract
+    would look like a loss on every other that asks for it (and getting it back a gain on each)."""
     need, items = _CONTRACT_COSTS[cid]
-    have = 0
-    for k, v in items:
-        if k == "any" or k == "diff2":
-            have += min(v, res["pepper"] + res["silk"] + res["gold"])
-        else:
-            have += min(res.get(k, 0), v)
+    have = _set_aside(pool, items)
     worth = (0.0 if state.chars[seat] == "vidal" else CONTRACTS[cid]["vp"]) + CONTRACT_REWARD_VALUE
     return float(worth * have / need)
+
+
+def _set_aside(pool: dict[str, int], items: list[tuple[str, int]]) -> int:
+    """Take a contract's cost from `pool` as far as it goes, and say how many units were taken: fixed
+    resources first, then jade for missing camels and coins (it stands in for them), then goods for its
+    "any" and "2 different" units, cheapest first."""
+    have = 0
+    short = 0
+    for kind, units in items:
+        if kind in ("any", "diff2"):
+            continue
+        taken = min(pool.get(kind, 0), units)
+        pool[kind] -= taken
+        have += taken
+        if kind in WILD_COVERS:
+            short += units - taken
+    if short:
+        taken = min(pool["jade"], short)
+        pool["jade"] -= taken
+        have += taken
+    for kind, units in items:
+        if kind not in ("any", "diff2"):
+            continue
+        for good in GOODS:
+            taken = min(pool[good], units)
+            pool[good] -= taken
+            units -= taken
+            have += taken
+    return have
+
+
+def _allocation_order(pool: dict[str, int], cid: str) -> tuple[int, int, str]:
+    """Contracts in hand take the resources in this order: the nearest to completion first (what it still
+    lacks, on its own), then the one worth more VP."""
+    need, items = _CONTRACT_COSTS[cid]
+    return need - _set_aside(dict(pool), items), -int(CONTRACTS[cid]["vp"]), cid
 
 
 # per contract: the units its cost asks for, and (kind, units counted) ("diff2": two goods per unit)
 _CONTRACT_COSTS: dict[str, tuple[int, list[tuple[str, int]]]] = {
     cid: (
-        max(1, sum(c["cost"].values())),
+        max(1, sum(v * 2 if k == "diff2" else v for k, v in c["cost"].items())),
         [(k, v * 2 if k == "diff2" else v) for k, v in c["cost"].items()],
     )
     for cid, c in CONTRACTS.items()
 }
 
 
-def contracts_in_reach(state: Mp2State, seat: int) -> float:
+def contracts_in_reach(state: Mp2State, seat: int, pool: dict[str, int]) -> float:
     """Contracts on display in cities where the seat has a post (the Contracts action takes up to two of
     them): the best ones, as many as the seat has free places for (at least one, since an old contract may
-    be discarded), weighted below contracts in hand."""
+    be discarded), weighted below contracts in hand, each judged by what the contracts in hand left in
+    `pool`."""
     cities = [c for c in CONTRACT_CITIES if c in state.posts[seat]]
     if not cities:
         return 0.0
@@ -272,7 +317,7 @@ def contracts_in_reach(state: Mp2State, seat: int) -> float:
     if not shown:
         return 0.0
     room = max(1, HAND_SIZE - len(state.active[seat]))
-    prospects = [contract_prospect(state, seat, cid) for cid in shown]
+    prospects = [contract_prospect(state, seat, cid, dict(pool)) for cid in shown]
     if room == 1 or len(prospects) <= room:
         return REACH_WEIGHT * (max(prospects) if room == 1 else sum(prospects))
     prospects.sort(reverse=True)
