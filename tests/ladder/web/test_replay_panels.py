@@ -53,6 +53,22 @@ def _open(page, url: str, step: int) -> None:
     page.wait_for_selector("#viewer[data-moves='ready']")
 
 
+# Marco Polo II's dice whose number reads below WCAG's 4.5 contrast on their face: (title, ratio).
+LOW_CONTRAST_DICE = """() => {
+  const lum = (css) => {
+    const v = css.match(/[\\d.]+/g).slice(0, 3).map((c) => {
+      c = Number(c) / 255;
+      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+  };
+  return Array.from(document.querySelectorAll(".mp2-die")).map((e) => {
+    const s = getComputedStyle(e), a = lum(s.color), b = lum(s.backgroundColor);
+    return [e.title, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+  }).filter(([, ratio]) => ratio < 4.5);
+}"""
+
+
 def test_move_list_changes_clocks_and_graph(recorded, live_server, browser):
     match = recorded
     page = browser.new_page(viewport=DESKTOP)
@@ -67,6 +83,7 @@ def test_move_list_changes_clocks_and_graph(recorded, live_server, browser):
     assert page.locator("#rv-moves a.rv-move.current").get_attribute("data-step") == str(mid)
     assert page.evaluate(IN_BOX, "#rv-moves a.rv-move.current")
     assert page.locator("#rv-now").inner_text().startswith(f"{mid}.")
+    assert page.evaluate(LOW_CONTRAST_DICE) == []
     # A click on an entry goes to the step after that move; the address follows; the entry stays in view.
     target = match.steps - 3
     page.locator(f"#rv-moves a.rv-move[data-step='{target}']").click()

@@ -65,6 +65,15 @@
   };
 
   // --- small pieces ---------------------------------------------------------------------------------------
+  // The die's number in white where white reads on the seat's colour (WCAG contrast 4.5), else in ink.
+  function inkOn(hex) {
+    var lum = [1, 3, 5].map(function (i) {
+      var v = parseInt(String(hex).substr(i, 2), 16) / 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    var l = 0.2126 * lum[0] + 0.7152 * lum[1] + 0.0722 * lum[2];
+    return 1.05 / (l + 0.05) >= 4.5 ? "#fff" : "#111827";
+  }
   function tokValue(tok) { tok = String(tok); return tok.charAt(0) === "F" ? 6 : Number(tok.slice(1)); }
   function dieHtml(c, seat, tok, extra) {
     tok = String(tok);
@@ -73,13 +82,14 @@
     if (kind === "F") {
       var colour = Number(tok.slice(1));
       title = "Donata's spare " + (COLOUR_NAMES[colour] || "") + " figure (a 6)";
-      return '<span class="mp2-die mp2-fig" style="background:' + c.color(colour) + '" title="' + c.esc(title) + '">F</span>';
+      return '<span class="mp2-die mp2-fig" style="background:' + c.color(colour) + ";color:" + inkOn(c.color(colour)) + '" title="' + c.esc(title) + '">F</span>';
     }
     if (kind === "b") { cls += " mp2-black"; title = "black die showing " + value; }
     else if (kind === "n" || Number(seat) < 0) { cls += " mp2-neutral"; title = "neutral die showing " + value; }
     else { title = "die showing " + value; }
     if (Number(seat) >= 0) title += ", " + c.who(seat);
-    var style = kind === "b" ? "border-color:" + c.color(seat) : "background:" + c.color(seat);
+    var style = kind === "b" ? "border-color:" + c.color(seat)
+      : Number(seat) >= 0 ? "background:" + c.color(seat) + ";color:" + inkOn(c.color(seat)) : "";
     return '<span class="' + cls + (extra || "") + '" style="' + style + '" title="' + c.esc(title) + '">' + value + "</span>";
   }
   function resHtml(c, res, keys) {
