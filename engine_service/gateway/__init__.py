@@ -6,7 +6,8 @@ worker-side `RemoteSeat` calls. It never runs a match loop (that is the referee'
 Django and nothing of `ladder` (the ladder's verifier is a plug-in named in the configuration, `verifiers`),
 and holds no game rules.
 
-Modules: `protocol` (generated stubs and conversions), `config` (environment), `auth`, `verifiers`, `registry`, `hub`
-(sessions and relay logic as plain async code), `servicers` (thin gRPC adapters), `server` (entry point,
-health, reflection), `remote_seat` (the referee's seat in a worker process), `local` (local test runner).
+Modules: `protocol` (generated stubs and conversions), `config` (environment), `auth`, `verifiers`, `registry`,
+`hub` (sessions and relay logic as plain async code, over `session`: a stream and the bot's clock), `servicers`
+(thin gRPC adapters), `server` (entry point, health, reflection), `remote_seat` (the referee's seat in a
+worker process, over `relay_connection`), `local` (local test runner).
 """

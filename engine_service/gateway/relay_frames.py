@@ -1,6 +1,6 @@
 """Framing of the relay's decision leg: length-prefixed messages on a plain TCP connection.
 
-Layer: gateway plumbing shared by the worker side (`remote_seat.RelayConnection`, blocking sockets) and the
+Layer: gateway plumbing shared by the worker side (`relay_connection.RelayConnection`, blocking sockets) and the
 gateway side (`servicers.DecisionLink`, an asyncio Protocol). Each frame is a 4-byte big-endian length and
 that many bytes of one serialized message: `relay.v1.DecisionCall` from worker to gateway,
 `relay.v1.DecisionReply` back. An empty frame from the worker (`CLOSING`; a call is never empty, its

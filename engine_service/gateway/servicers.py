@@ -30,7 +30,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from engine_service.gateway.auth import token_from_metadata
-from engine_service.gateway.hub import Hub, Pending, Refusal, Session
+from engine_service.gateway.hub import Hub
 from engine_service.gateway.protocol import (
     BOT_SERVICE,
     bot_pb2,
@@ -39,6 +39,7 @@ from engine_service.gateway.protocol import (
     serialize_server_message,
 )
 from engine_service.gateway.relay_frames import CLOSING, FrameBuffer, FrameError, frame
+from engine_service.gateway.session import Pending, Refusal, Session
 
 log = logging.getLogger("caravanserai.gateway")
 

@@ -17,12 +17,13 @@ from engine_service.games import Action
 from engine_service.gateway import metrics
 from engine_service.gateway.auth import BotIdentity, InMemoryVerifier
 from engine_service.gateway.config import GatewayConfig
-from engine_service.gateway.hub import Answer, Pending
 from engine_service.gateway.loop_lag import INTERVAL_SECONDS, TOLERANCE_SECONDS, LoopLag
 from engine_service.gateway.protocol import bot_pb2, relay_pb2
 from engine_service.gateway.registry import SqliteRegistry
-from engine_service.gateway.remote_seat import RelayChannels, RemoteSeat
+from engine_service.gateway.relay_connection import RelayChannels
+from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.gateway.server import GatewayThread
+from engine_service.gateway.session import Answer, Pending
 from engine_service.referee import DecisionRequest, MatchInfo, SeatFault
 from tests.engine_service.gateway.harness import GAME, RawBot, wait_for, wait_for_bot
 

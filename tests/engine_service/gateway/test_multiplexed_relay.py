@@ -25,8 +25,9 @@ from engine_service.gateway.protocol import (
     relay_pb2,
     serialize_server_message,
 )
+from engine_service.gateway.relay_connection import RelayChannels, RelayConnection
 from engine_service.gateway.relay_frames import CLOSING, FrameBuffer, frame
-from engine_service.gateway.remote_seat import RelayChannels, RelayConnection, RemoteSeat
+from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.referee import DecisionRequest, MatchInfo
 from tests.engine_service.gateway.harness import GAME, RawBot, Stack, first_legal, wait_for, wait_for_bot
 

@@ -18,7 +18,8 @@ import pytest
 from engine_service.games import Action
 from engine_service.gateway.protocol import relay_pb2
 from engine_service.gateway.registry import GatewayState, SessionInfo
-from engine_service.gateway.remote_seat import RelayDown, RemoteSeat
+from engine_service.gateway.relay_connection import RelayDown
+from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.referee import DecisionRequest, MatchInfo, SeatFault
 from engine_service.referee.seats import MatchAborted
 

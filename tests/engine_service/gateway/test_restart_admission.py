@@ -20,7 +20,8 @@ from engine_service.games import Action
 from engine_service.gateway.auth import BotIdentity, InMemoryVerifier
 from engine_service.gateway.config import GatewayConfig
 from engine_service.gateway.registry import SqliteRegistry
-from engine_service.gateway.remote_seat import RelayChannels, RemoteSeat
+from engine_service.gateway.relay_connection import RelayChannels
+from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.gateway.server import GatewayThread
 from engine_service.referee import DecisionRequest, MatchInfo, SeatFault
 from tests.engine_service.gateway.harness import GAME, RawBot, first_legal, wait_for, wait_for_bot
