@@ -17,9 +17,9 @@ GAMES = [("expedition-v1", {}), ("voyages-v1", {}), ("mp2-v1", {"caravans": True
 @pytest.mark.parametrize(("game", "options"), GAMES, ids=[g for g, _ in GAMES])
 def test_the_reference_bot_plays_every_game_without_a_fault(tmp_path: Path, game: str, options: dict) -> None:
     settings = LocalSettings(
-        game=game, options=options, port=0, house="greedy", decision_seconds=5.0, bank_seconds=10.0,
-        wait=30.0, out=tmp_path,
-    )  # fmt: skip
+        game=game, options=options, port=0, house="greedy", decision_seconds=5.0, bank_seconds=60.0,
+        wait=120.0, out=tmp_path,
+    )  # fmt: skip  # a loaded machine may slow the bot's start and its moves: the wait ends when it connects
     runner = LocalRunner(settings, say=lambda line: None).start()
     bot = BotProcess("reference", runner.target, runner.token, tmp_path)
     try:
