@@ -6,7 +6,8 @@ process, so the fixture is set up once instead of once in each process that happ
 tests (and two copies do not load the machine at once). This is xdist's own `--dist loadgroup` contract;
 xdist 3.8 cannot honour it under pytest 9 (it renames `item._nodeid`, which pytest 9 no longer reads), so the
 scheduler below reads the mark from the module's source instead, for plain `-n N` runs. Grouped modules are
-sent first (the largest first), then every other test one by one.
+sent first (the largest first), then the tests of the modules in SLOW_FIRST (each a minute or so on its
+own), then every other test one by one: a long test started last would leave the other processes idle.
 """
 
 from __future__ import annotations
@@ -42,6 +43,24 @@ def _grouped(path: Path) -> bool:
     except OSError:
         return False
     return "pytest.mark.xdist_group(" in source
+
+
+# Modules whose single tests run longest (whole demos, deployments, Celery fleets through restarts).
+SLOW_FIRST = (
+    "tests/infra/test_demo.py",
+    "tests/infra/test_deployment_start.py",
+    "tests/workers/test_redis_restart.py",
+    "tests/workers/test_concurrent_runner.py",
+    "tests/workers/test_database_outage.py",
+    "tests/ladder/web/test_replay_viewer.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """SLOW_FIRST's tests first, in their order; the others keep theirs (xdist's scheduler then puts the
+    grouped modules before both, a stable sort by size)."""
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LoadScopeScheduling | None:

@@ -63,6 +63,23 @@ def make_record(match: Match, policies: tuple[str, ...] | None = None) -> MatchR
     return record
 
 
+class _MidMinute:
+    """A clock 30 s into a minute: the web logins' attempts are counted in fixed windows (a minute at the
+    test's rates), and a test's attempts must not straddle two."""
+
+    @staticmethod
+    def time() -> float:
+        return 1_800_000_030.0
+
+
+@pytest.fixture
+def auth_window(monkeypatch) -> None:
+    """The web and admin logins' throttle on a clock that stands 30 s into a window."""
+    from ladder.core import throttles
+
+    monkeypatch.setattr(throttles, "time", _MidMinute)
+
+
 @pytest.fixture
 def user(db):
     return get_user_model().objects.create_user("alice", password="correct-horse-battery")

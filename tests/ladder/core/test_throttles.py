@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from ladder.core import throttles
 from tests.ladder.conftest import clear_test_cache
 
 pytestmark = pytest.mark.django_db
@@ -49,17 +48,8 @@ def test_a_trusted_proxy_names_the_client(api, user, rates):
     assert wrong_password(api, forwarded="6.6.6.6, 1.1.1.1").status_code == 429  # spoofed hops are ignored
 
 
-class MidMinute:
-    """The clock of the web logins' fixed windows, 30 s into one: the attempts never straddle two."""
-
-    @staticmethod
-    def time() -> float:
-        return 1_800_000_030.0
-
-
-def test_admin_and_web_logins_are_throttled_with_retry_after(staff_user, rates, monkeypatch):
+def test_admin_and_web_logins_are_throttled_with_retry_after(staff_user, rates, auth_window):
     rates(auth="3/min")
-    monkeypatch.setattr(throttles, "time", MidMinute)
     client = Client()
     for address in ("/admin/login/", "/login/"):
         clear_test_cache()

@@ -130,7 +130,7 @@ def test_signup_login_logout(client, user):
     assert client.get("/me/bots/").status_code == 200
 
 
-def test_login_is_throttled(client, user, settings):
+def test_login_is_throttled(client, user, settings, auth_window):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"auth": "20/min"}}
     codes = [
         client.post("/login/", {"username": "alice", "password": "wrong"}).status_code for _ in range(22)
