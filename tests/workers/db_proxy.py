@@ -5,8 +5,10 @@ shared server keeps running for everyone else), `restore()` opens the same port 
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 import threading
+import time
 
 
 class TcpProxy:
@@ -20,10 +22,21 @@ class TcpProxy:
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
 
-    def restore(self) -> TcpProxy:
+    def restore(self, patience: float = 30.0) -> TcpProxy:
+        """Listen on the port again. While it was closed, another process's connection may have taken it as
+        its local port (the suite runs side by side): wait, up to `patience`, for it to be free."""
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
+        until = time.monotonic() + patience
+        while True:
+            try:
+                listener.bind(("127.0.0.1", self.port))
+                break
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE or time.monotonic() > until:
+                    listener.close()
+                    raise
+                time.sleep(0.1)
         listener.listen(128)
         self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
