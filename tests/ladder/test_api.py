@@ -7,7 +7,6 @@ import copy
 import itertools
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from engine_service.referee import frame_at
@@ -15,7 +14,7 @@ from ladder.bots.models import Bot
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.services import match_create, match_mark_running
 from ladder.replays.selectors import ReplayUnavailable, replay_frames, replay_record
-from tests.ladder.conftest import play
+from tests.ladder.conftest import clear_test_cache, play
 
 pytestmark = pytest.mark.django_db
 
@@ -262,7 +261,7 @@ def test_throttles(settings, api, alice_api):
     rest = copy.deepcopy(settings.REST_FRAMEWORK)
     rest["DEFAULT_THROTTLE_RATES"] = {"auth": "3/min", "writes": "2/min"}
     settings.REST_FRAMEWORK = rest
-    cache.clear()
+    clear_test_cache()  # this process's keys: a FLUSHDB would empty the other xdist processes' caches too
     codes = [
         api.post(f"{API}auth/token/", {"username": "x", "password": "y"}, format="json").status_code
         for _ in range(4)
