@@ -8,8 +8,10 @@ Before it connects it forks a warden, a single-threaded child that, for as long 
 - keeps ALLOCATORS children each allocating and touching memory in CHUNK_MIB steps up to nearly the whole
   per-process limit, together well past the bot's memory (the kernel kills one in the bot's group; it is
   forked again ALLOC_PAUSE seconds later).
-The bot itself then plays uniformly random legal actions through the SDK; it shares its group's CPU and
-memory with its own warden, so it may play slowly, and whatever it loses to that is its own doing.
+The bot itself starts the SDK once the first fork to the limit is over (threads it started while the
+sleepers held every process slot would fail, and its channel would never connect), then plays uniformly
+random legal actions; it shares its group's CPU and memory with its own warden, so it may play slowly, and
+whatever it loses to that is its own doing.
 The warden prints one `HOSTILE ...` summary line every REPORT_EVERY seconds (its owner's log).
 
 Layer: a hosted example bot (packed by `bot_host.examples.hostile_archive`); it runs in a sandbox, so
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +33,7 @@ ALLOCATORS = 2
 CHUNK_MIB = 32
 ALLOC_PAUSE = 2.0
 FORK_EVERY = 120.0
+FIRST_ROUND_WAIT = 60.0
 REPORT_EVERY = float(os.environ.get("HOSTILE_REPORT_SECONDS", "30"))
 PAGE = 4096
 
@@ -94,13 +98,19 @@ class Warden:
         self.forks_at_limit = 0
         self.retry_at: dict[str, float] = {}
 
-    def run(self) -> None:
+    def run(self, first_round_done: int) -> None:
+        """Forever; `first_round_done` (a pipe) is written and closed once the first fork to the limit is
+        over, so the bot's own threads are not started while the sleepers hold every process slot."""
         next_fork = next_report = time.monotonic()
         while True:
             now = time.monotonic()
             if now >= next_fork:
                 self.forks_at_limit = fork_to_the_limit()
                 next_fork = now + FORK_EVERY
+                if first_round_done >= 0:
+                    os.write(first_round_done, b"1")
+                    os.close(first_round_done)
+                    first_round_done = -1
             self.reap(now)
             self.fill(now)
             if now >= next_report:
@@ -144,13 +154,20 @@ class Warden:
 
 
 def start_warden() -> int:
-    """The warden, forked before the SDK (and its threads) exist."""
+    """The warden, forked before the SDK (and its threads) exist; returns once its first fork to the limit
+    is over (or FIRST_ROUND_WAIT seconds have passed): gRPC's threads started while the sleepers hold every
+    process slot fail, and its channel never connects."""
+    ready, done = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(ready)
         try:
-            Warden().run()
+            Warden().run(done)
         finally:
             os._exit(1)
+    os.close(done)
+    select.select([ready], [], [], FIRST_ROUND_WAIT)
+    os.close(ready)
     return pid
 
 

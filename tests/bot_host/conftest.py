@@ -105,6 +105,20 @@ class HostRig:
     def logged(self, bot_id: int, text: str) -> bool:
         return bot_id in self.host.running and text in self.log(bot_id)
 
+    def state_of(self, *bot_ids: int) -> str:
+        """What the host knows of each bot (running or not, its log, its last report), for a failure."""
+        parts = []
+        for bot_id in bot_ids:
+            running = self.host.running.get(bot_id)
+            state = f"running, {running.process.state}" if running else "not running"
+            log = self.log(bot_id)[-2000:] if running else ""
+            parts.append(
+                f"bot {bot_id}: {state}, connected {self.connected(bot_id)},"
+                f" report {self.source.reports.get(bot_id)}, failed {bot_id in self.host.failed},"
+                f" retry {self.host.retries.get(bot_id)}\n{log}"
+            )
+        return "\n".join(parts)
+
     def with_limits(self, limits: Limits, **env: str) -> None:
         """The host replaced by one with other limits and more environment (before it runs anything)."""
         assert not self.host.running

@@ -103,7 +103,8 @@ def test_a_hosted_bot_keeps_its_clock_next_to_a_spinner_and_the_hostile_example(
     rig.with_limits(limits_for(runtime, cpu_seconds=600))  # held back, never killed for it
     rig.source.add(SPINNER, spinner)
     rig.source.add(HOSTILE, hostile_archive())
-    assert rig.until(lambda: rig.logged(SPINNER, "SPINNERS 3") and rig.connected(HOSTILE), 180)
+    started = rig.until(lambda: rig.logged(SPINNER, "SPINNERS 3") and rig.connected(HOSTILE), 180)
+    assert started, rig.state_of(SPINNER, HOSTILE)
     rig.source.add(PLAYER, example_archive(runtime))
     assert rig.until(lambda: rig.connected(PLAYER)), rig.log(PLAYER)
     seat = RemoteSeat(str(PLAYER), f"hosted-{PLAYER}", rig.registry)
