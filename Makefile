@@ -7,6 +7,10 @@ BIN := $(VENV)/bin
 # embedded defaults (SQLite, no Redis). Override these to point elsewhere.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# Bytecode is cached as Python does by default, even where the machine's environment says not to: the suite
+# starts some 600 Python processes, and each would compile the project anew (and each pytest process would
+# rewrite every test module's asserts again: its collection took 11 CPU-s instead of 6).
+unexport PYTHONDONTWRITEBYTECODE
 # pytest-xdist processes for the suite (0: one process). The tests isolate by free ports, per-process
 # database names (pytest-django's _gw<N> suffixes) and per-run Redis prefixes, so they run side by side.
 # Twice the cores: many tests wait on the servers and processes they start (on an idle 2-core machine the

@@ -3,7 +3,9 @@ URLs, a bot registered on the web page in Chromium and connected with the comman
 its first rated result within a minute and a rating chart that moves, every ladder gets a rated match,
 the feed prints every finished match (also those finishing after a later id) with the right total, and a
 stop by SIGTERM (like Ctrl-C) or `--minutes` leaves no match RUNNING, no scheduling task expired and no
-process behind. The demo's database is read with sqlite3 (not Django), as the demo owns it."""
+process behind, and the next start plays what the stop put back. The demo's database is read with sqlite3
+(not Django), as the demo owns it. The module is one xdist group: the restart test starts again from the
+directory the SIGTERM test's demo left."""
 
 from __future__ import annotations
 
@@ -32,7 +34,13 @@ WEB_BOT_SECONDS = 30
 FIRST_RESULT_SECONDS = 60  # from the bot's start to its first rated result, and its chart moving
 EVERY_LADDER_SECONDS = 150
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]
+
+
+@pytest.fixture(scope="module")
+def demo_var(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo directory of this module's runs."""
+    return tmp_path_factory.mktemp("demo") / "var"
 
 
 def demo_env() -> dict[str, str]:
@@ -111,8 +119,13 @@ class DemoRun:
         return self.proc.returncode
 
     def query(self, sql: str, *params: object) -> list[tuple]:
-        with sqlite3.connect(self.var / "ladder.sqlite3", timeout=30) as db:
-            return db.execute(sql, params).fetchall()
+        return query(self.var, sql, *params)
+
+
+def query(var: Path, sql: str, *params: object) -> list[tuple]:
+    """Rows from the database of the demo kept under `var`."""
+    with sqlite3.connect(var / "ladder.sqlite3", timeout=30) as db:
+        return db.execute(sql, params).fetchall()
 
 
 def wait_until(predicate, timeout: float, what: str) -> float:  # type: ignore[no-untyped-def]
@@ -284,8 +297,8 @@ def check_web_bot(demo: DemoRun, base: str) -> None:
             browser.close()
 
 
-def test_demo_never_stalls_and_stops_cleanly_on_sigterm(tmp_path):
-    demo = DemoRun(tmp_path / "var")
+def test_demo_never_stalls_and_stops_cleanly_on_sigterm(demo_var):
+    demo = DemoRun(demo_var)
     try:
         urls_at, base = demo.first(r"ladders\s+(http://127\.0\.0\.1:\d+)/", 180)
         first_at, _ = demo.first(r"^\s+match\s+\d+ ", 60)
@@ -312,7 +325,7 @@ def test_demo_never_stalls_and_stops_cleanly_on_sigterm(tmp_path):
     assert sorted(printed) == sorted(done) and printed != sorted(printed)
     assert f"stopping: {len(done)} matches played" in output
     assert demo.query("SELECT id FROM matches_match WHERE status = 'RUNNING'") == []
-    check_logs_and_processes(tmp_path / "var")
+    check_logs_and_processes(demo_var)
 
 
 PUT_BACK = (  # tables a stop finds RUNNING: (ladder, seats)
@@ -350,22 +363,23 @@ def put_back_running_matches(var: Path) -> set[int]:
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def test_a_stop_and_start_replays_the_matches_the_stop_put_back(tmp_path):
-    """A demo run with `--minutes` stops by itself; matches a stop put back (RUNNING when its worker
-    stopped: QUEUED, unrated, sent again) are played at the next start, each once and rated then, none
-    cancelled: the demo keeps its bots' tokens and starts the match worker once they are connected. A demo
-    on a quiet machine often finishes every match in its warm shutdown, so the test puts tables back itself,
-    through the demo's own `requeue_running_matches`. The first run only has to set the ladder up and stop
-    by itself: its minutes are up as soon as it has started (playing is the other demo test's part)."""
-    var = tmp_path / "var"
-    demo = DemoRun(var, "--no-node", "--minutes", "0.05")
-    demo.proc.wait(240)  # no signal: it stops by itself
-    assert demo.stop() == 0, demo.output
-    check_stopped_by_itself(demo)
+def test_a_stop_and_start_replays_the_matches_the_stop_put_back(demo_var):
+    """Matches a stop put back (RUNNING when its worker stopped: QUEUED, unrated, sent again) are played at
+    the next start, each once and rated then, none cancelled: the demo keeps its bots' tokens and starts the
+    match worker once they are connected. A demo on a quiet machine often finishes every match in its warm
+    shutdown, so the test puts tables back itself, through the demo's own `requeue_running_matches`, in the
+    directory the SIGTERM test's demo stopped in. Run alone, the test sets the directory up with a run of
+    its own that stops by itself: its `--minutes` are up as soon as it has started."""
+    var = demo_var
+    if not (var / "ladder.sqlite3").exists():
+        demo = DemoRun(var, "--no-node", "--minutes", "0.05")
+        demo.proc.wait(240)  # no signal: it stops by itself
+        assert demo.stop() == 0, demo.output
+        check_stopped_by_itself(demo)
     put_back = put_back_running_matches(var)
     marks = ",".join("?" * len(put_back))
     assert len(put_back) == len(PUT_BACK)
-    assert demo.query(f"SELECT DISTINCT status FROM matches_match WHERE id IN ({marks})", *put_back) == [
+    assert query(var, f"SELECT DISTINCT status FROM matches_match WHERE id IN ({marks})", *put_back) == [
         ("QUEUED",)
     ]
 
@@ -498,6 +512,46 @@ def test_the_match_worker_starts_once_the_demo_bots_are_connected(tmp_path, monk
         "setup_django", "start_services", "bot host ['hosted-python']", "bots ['demo-random-py', 'demo-greedy-py']",
         "wait ['demo-random-py', 'demo-greedy-py', 'hosted-python']", "start_workers", "tournament", "print_urls",
     ]  # fmt: skip
+
+
+class FakeClock:
+    """`time` for the demo module: sleeping moves the clock on at once."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_minutes_end_the_watch_at_the_deadline_and_stop_as_a_signal_would(tmp_path, monkeypatch):
+    """`--minutes` with no signal: the feed is watched until the deadline, then the stop a SIGTERM runs
+    (played through in full by the SIGTERM test; the restart test, run alone, runs a whole `--minutes`)."""
+    demo = load_demo_module()
+    run = demo.Demo(demo.build_parser().parse_args(["--var-dir", str(tmp_path), *PORTS, "--minutes", "0.05"]))
+    clock = FakeClock()
+    monkeypatch.setattr(demo, "time", clock)
+    handlers: list[tuple[int, object]] = []
+    monkeypatch.setattr(demo.signal, "signal", lambda sig, handler: handlers.append((sig, handler)))
+    polls: list[float] = []
+
+    class Feed:
+        def poll(self, say: object) -> int:
+            polls.append(clock.now)
+            return 0
+
+    monkeypatch.setattr(run, "start", lambda: setattr(run, "feed", Feed()))
+    stops: list[bool] = []
+    monkeypatch.setattr(run, "stop_all", lambda: stops.append(run.stopping))
+    said: list[str] = []
+    monkeypatch.setattr(run, "say", said.append)
+    assert run.run() == 0
+    assert polls == [0.0, 1.0, 2.0] and stops == [False]  # 3 s, and no signal came
+    assert said == ["stopping", "all processes stopped"]
+    assert (signal.SIGTERM, run._on_signal) in handlers and (signal.SIGTERM, signal.SIG_IGN) in handlers
 
 
 @pytest.mark.django_db

@@ -10,6 +10,7 @@ import io
 import json
 import tarfile
 import zipfile
+from collections.abc import Callable, Iterator, Mapping
 
 MANIFEST = json.dumps({"runtime": "python", "entry": "bot.py", "version": "1"}).encode()
 BOT_PY = b"print('hello')\n"
@@ -71,30 +72,48 @@ def deep_path() -> str:
     return "/".join(["d" * 200, *["d" * 199] * 24])  # 5000 bytes in 25 parts
 
 
-def hostile() -> dict[str, tuple[bytes, tuple[str, ...]]]:
-    return {
-        "file beside a directory": (
-            tar_gz([("x", b"1"), ("x/y", b"2")]),
-            ("'x/y'", "'x'", "which is a file"),
-        ),
-        "directory beside a file": (
-            tar_gz([("x/y", b"1"), ("x", b"2")]),
-            ("'x'", "both a file and a directory"),
-        ),
-        "300-byte name": (tar_gz([("n" * 300, b"1")]), ("'nnnn", "300 bytes", "255")),
-        "300-byte GNU long name": (
-            tar_gz([("g" * 300, b"1")], fmt=tarfile.GNU_FORMAT),
-            ("'gggg", "300 bytes", "255"),
-        ),
-        "5000-byte path": (tar_gz([(deep_path(), b"1")]), ("'dddd", "5000 bytes", "1024")),
-        "pax header bomb": (pax_bomb(), ("after member 'bot.py'", "headers", "16384")),
-        "zip bomb": (zip_bomb(), ("'zeros.bin'", "unpacks to more than")),
-        "symlink": (tar_gz([special("evil", tarfile.SYMTYPE, "/etc/passwd")]), ("'evil'", "link")),
-        "hardlink": (tar_gz([special("hard", tarfile.LNKTYPE, "bot.py")]), ("'hard'", "link")),
-        "device": (tar_gz([special("null", tarfile.CHRTYPE)]), ("'null'", "character device")),
-        "fifo": (tar_gz([special("pipe", tarfile.FIFOTYPE)]), ("'pipe'", "FIFO")),
-        "duplicate": (tar_gz([("bot.py", b"# again\n")]), ("'bot.py'", "twice")),
-    }
+CASES: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
+    "file beside a directory": (
+        lambda: tar_gz([("x", b"1"), ("x/y", b"2")]),
+        ("'x/y'", "'x'", "which is a file"),
+    ),
+    "directory beside a file": (
+        lambda: tar_gz([("x/y", b"1"), ("x", b"2")]),
+        ("'x'", "both a file and a directory"),
+    ),
+    "300-byte name": (lambda: tar_gz([("n" * 300, b"1")]), ("'nnnn", "300 bytes", "255")),
+    "300-byte GNU long name": (
+        lambda: tar_gz([("g" * 300, b"1")], fmt=tarfile.GNU_FORMAT),
+        ("'gggg", "300 bytes", "255"),
+    ),
+    "5000-byte path": (lambda: tar_gz([(deep_path(), b"1")]), ("'dddd", "5000 bytes", "1024")),
+    "pax header bomb": (pax_bomb, ("after member 'bot.py'", "headers", "16384")),
+    "zip bomb": (zip_bomb, ("'zeros.bin'", "unpacks to more than")),
+    "symlink": (lambda: tar_gz([special("evil", tarfile.SYMTYPE, "/etc/passwd")]), ("'evil'", "link")),
+    "hardlink": (lambda: tar_gz([special("hard", tarfile.LNKTYPE, "bot.py")]), ("'hard'", "link")),
+    "device": (lambda: tar_gz([special("null", tarfile.CHRTYPE)]), ("'null'", "character device")),
+    "fifo": (lambda: tar_gz([special("pipe", tarfile.FIFOTYPE)]), ("'pipe'", "FIFO")),
+    "duplicate": (lambda: tar_gz([("bot.py", b"# again\n")]), ("'bot.py'", "twice")),
+}
 
 
-HOSTILE = hostile()
+class _Hostile(Mapping[str, tuple[bytes, tuple[str, ...]]]):
+    """CASES with each archive built on first use: every test process imports this module (the tests are
+    parametrized by its names), and the two bombs take most of a second to build."""
+
+    def __getitem__(self, case: str) -> tuple[bytes, tuple[str, ...]]:
+        return _built(case), CASES[case][1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(CASES)
+
+    def __len__(self) -> int:
+        return len(CASES)
+
+
+@functools.cache
+def _built(case: str) -> bytes:
+    return CASES[case][0]()
+
+
+HOSTILE = _Hostile()
