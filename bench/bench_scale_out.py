@@ -26,7 +26,17 @@ from tests.scale import rehearsal
 from tests.scale.cluster import Cluster, haproxy
 
 PHASES = ("kill_gateway", "drain_gateway", "kill_worker", "cut_relay")
-SUMMED = ("affected", "done", "cancelled", "error", "unfinished", "lost", "rated_against_a_bot", "rounds")
+SUMMED = (
+    "affected",
+    "done",
+    "cancelled",
+    "called_off",
+    "error",
+    "unfinished",
+    "lost",
+    "rated_against_a_bot",
+    "rounds",
+)
 
 
 def say(text: str) -> None:

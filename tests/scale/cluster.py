@@ -273,15 +273,20 @@ class Cluster(Stack):
 
     # --- figures from the database -------------------------------------------------------------------------
     def outcomes(self, ids: list[int]) -> dict[str, int]:
-        """For `ids`: how many ended DONE, CANCELLED, ERROR, are still unfinished, and how many DONE rated
-        matches hold a forfeit or a disconnect fault of a registered bot (rated against it)."""
+        """For `ids`: how many ended DONE, CANCELLED (of them, called off before they began: a bot not
+        there when they were to start), ERROR, are still unfinished, and how many DONE rated matches hold a
+        forfeit or a disconnect fault of a registered bot (rated against it)."""
         if not ids:
-            return {"done": 0, "cancelled": 0, "error": 0, "unfinished": 0, "rated_against_a_bot": 0}
+            zero = ("done", "cancelled", "called_off", "error", "unfinished", "rated_against_a_bot")
+            return dict.fromkeys(zero, 0)
         marks = ",".join(str(int(i)) for i in ids)
-        status = Counter(r[0] for r in self.query(f"SELECT status FROM matches_match WHERE id IN ({marks})"))
+        rows = self.query(f"SELECT status, error FROM matches_match WHERE id IN ({marks})")
+        status = Counter(r[0] for r in rows)
+        called_off = sum(s == "CANCELLED" and "called off before it began" in (e or "") for s, e in rows)
         return {
             "done": status["DONE"],
             "cancelled": status["CANCELLED"],
+            "called_off": called_off,
             "error": status["ERROR"],
             "unfinished": sum(status.values()) - status["DONE"] - status["CANCELLED"] - status["ERROR"],
             "rated_against_a_bot": len(self.rated_against(ids)),

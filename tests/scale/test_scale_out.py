@@ -72,7 +72,11 @@ def test_a_gateway_drained_takes_no_new_bots_finishes_its_matches_and_exits(clus
     assert figures["exited_s"] < cluster.drain_seconds, figures  # its matches ended: nothing had to move
     assert figures["streams_left_at_exit"] == 0, figures
     _clean(figures)
-    assert figures["done"] == figures["affected"], figures
+    # Every match it had admitted finished on it. A match marked RUNNING but not yet seated when the drain
+    # began is refused by the draining gateway and waits for its bot elsewhere: if the bot is back later
+    # than its start grace (slow reconnects on a loaded machine), it is called off unrated, never rated.
+    assert figures["done"] + figures["called_off"] == figures["affected"], figures
+    assert figures["cancelled"] == figures["called_off"], figures
     cluster.assert_rated_exactly_once()
 
 
