@@ -169,12 +169,16 @@ def kill_worker(cluster: Cluster, *, restart: bool = True, say: Say = _quiet) ->
     name, affected = wait_for(holder, 60, "a worker playing matches")
     others = {n: c for n, c in cluster.recorded_by_worker().items() if n != name}
     done_before, started = cluster.done_count(), time.monotonic()
-    say(f"kill -9 {name}: {len(affected)} match(es) in hand")
     cluster.procs[name].kill(signal.SIGKILL)
+    # one may have been recorded between the look and the kill (more often on a loaded machine): not in hand
+    finished_first = [m for m in affected if cluster.status(m)[0] == "DONE"]
+    affected = [m for m in affected if m not in finished_first]
+    say(f"kill -9 {name}: {len(affected)} match(es) in hand ({len(finished_first)} recorded just before)")
     settled = cluster.settle(affected, 180)
     after = cluster.recorded_by_worker()
     figures = {
         "worker": name,
+        "recorded_just_before_the_kill": len(finished_first),
         "matches_settled_s": settled,
         "recorded_by_the_others_meanwhile": sum(after[n] - c for n, c in others.items()),
         "attempts_of_affected": sorted(cluster.status(m)[1] for m in affected),

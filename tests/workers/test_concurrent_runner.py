@@ -30,6 +30,17 @@ def seatings(stack: Stack, n: int, *, house_second: bool = False) -> list[list[i
     return [[bots[i % len(bots)], second[i]] for i in range(n)]
 
 
+def queue_held(stack: Stack, seatings: list[list[int]], first_seed: int) -> list[int]:
+    """Queue matches while the worker is stopped (SIGSTOP), so they start only once the test is watching:
+    queueing them (a Django subprocess) can take longer on a loaded machine than they take to play."""
+    worker = stack.procs["worker1"].popen.pid
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        return stack.queue_matches(stack.info["ladders"]["2"], seatings, first_seed=first_seed)
+    finally:
+        os.kill(worker, signal.SIGCONT)
+
+
 @pytest.fixture
 def twenty_match_stack(tmp_path: Path) -> Iterator[Stack]:
     env = {**NO_MATCHMAKING, "CARAVANSERAI_WORKER_METRICS_PORT": str(free_port())}
@@ -42,7 +53,7 @@ def test_a_worker_killed_while_playing_twenty_matches_loses_none_and_rates_none_
     twenty_match_stack: Stack,
 ) -> None:
     stack = twenty_match_stack
-    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, 20), first_seed=500)
+    ids = queue_held(stack, seatings(stack, 20), first_seed=500)
     wait_for(lambda: stack.count("RUNNING", ids) == 20, 300, "20 matches running in one worker process")
     holders = {stack.lease_holder_pid(i) for i in ids}
     assert len(holders) == 1 and None not in holders  # all 20 in the one process
@@ -122,10 +133,10 @@ def test_bots_are_never_charged_for_gateway_or_worker_stalls_while_one_worker_pl
     stalled_match_stack: Stack,
 ) -> None:
     stack = stalled_match_stack
-    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, MATCHES, house_second=True), 700)
+    ids = queue_held(stack, seatings(stack, MATCHES, house_second=True), 700)
     wait_for(
-        lambda: stack.count("RUNNING", ids) >= MATCHES - 2, 300, f"{MATCHES} matches running in one worker"
-    )  # returns once they run: 120 s was too short with the suite's demos starting beside it
+        lambda: stack.count("RUNNING", ids) >= MATCHES - 2, 240, f"{MATCHES} matches running in one worker"
+    )
     staller = Staller(stack).start()
     try:
         wait_for(lambda: stack.count("DONE", ids) == MATCHES, 420, f"the {MATCHES} matches to finish")
