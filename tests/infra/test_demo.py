@@ -2,8 +2,8 @@
 URLs, a bot registered on the web page in Chromium and connected with the command its token page shows has
 its first rated result within a minute and a rating chart that moves, every ladder gets a rated match,
 the feed prints every finished match (also those finishing after a later id) with the right total, and a
-stop by SIGTERM (like Ctrl-C) or `--minutes` leaves no match RUNNING, no scheduling task expired and no
-process behind, and the next start plays what the stop put back. The demo's database is read with sqlite3
+stop by SIGTERM (like Ctrl-C) leaves no match RUNNING, no scheduling task expired and no process behind
+(`--minutes` ends a run through the same stop), and the next start plays what the stop put back. The demo's database is read with sqlite3
 (not Django), as the demo owns it. The module is one xdist group: the restart test starts again from the
 directory the SIGTERM test's demo left."""
 
