@@ -20,6 +20,8 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 TEST_WORKERS_SQLITE ?= $(shell nproc)
 # buf (npm's @bufbuild/buf) for `buf lint` and `buf breaking` on protos/, installed into the ignored .venv/buf
 BUF_VERSION := 1.75.0
+# uv, which installs the project's Python packages into .venv
+UV_VERSION := 0.13.9
 
 .DEFAULT_GOAL := help
 
@@ -27,17 +29,20 @@ BUF_VERSION := 1.75.0
 help: ## list the targets
 	@grep -hE '^[a-z][a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
+# The venv is made by Python's own venv module (so it has pip, for bot authors' commands), and filled by uv
+# (pinned, from PyPI): on a fresh clone with warm caches, uv installs the project in about 15 s of wall and
+# 3 CPU-s where pip took 60-120 s and 42 CPU-s. Both run quietly: their errors show, their notes do not.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 
-# setuptools' editable installs end with an informational "Editable installation" note (a build-backend
-# warning, though nothing is wrong), silenced by its exact message; any other warning still shows.
-QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+$(BIN)/uv: $(BIN)/python
+	$(BIN)/pip install --quiet --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml clients/python/setup.py $(BIN)/python
-	$(QUIET_EDITABLE) $(BIN)/pip install --quiet -e '.[dev,envs]'
-	$(QUIET_EDITABLE) $(BIN)/pip install --quiet --no-deps --no-build-isolation -e clients/python
+UV_PIP := $(BIN)/uv pip install --quiet --python $(BIN)/python
+
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml clients/python/setup.py $(BIN)/uv
+	$(UV_PIP) -e '.[dev,envs]'
+	$(UV_PIP) --no-deps --no-build-isolation -e clients/python
 	touch $@
 
 .PHONY: install

@@ -112,6 +112,9 @@ def ensure_generated() -> None:
 
 
 def main() -> int:
+    """Generate the stubs unless they are current (saying so when it does)."""
+    if _up_to_date():
+        return 0
     try:
         directory = generate()
     except CodegenError as exc:

@@ -32,38 +32,27 @@ if command -v npm >/dev/null 2>&1; then
   fi
 fi
 
-if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Debian's chromium for the browser tests"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "warning: /usr/bin/chromium is missing; install Debian's chromium package for the browser tests" >&2
+# Debian packages the suite and the rehearsals use, each with why; missing ones are installed in one apt run
+# (as root with apt), else named in a warning. apt's "debconf: delaying package configuration" note (printed
+# where apt-utils is absent, though nothing is wrong) is left out of the output; any other line shows.
+missing=()
+reasons=()
+need() {  # need PACKAGE PRESENT-CHECK WHY
+  if ! eval "$2" >/dev/null 2>&1; then
+    missing+=("$1")
+    reasons+=("Debian's $1 $3")
   fi
-fi
-
-if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
+}
+need chromium "[ -x /usr/bin/chromium ]" "for the browser tests"
+need haproxy "command -v haproxy || [ -x /usr/sbin/haproxy ]" "for the scale-out rehearsal"
+need bubblewrap "command -v bwrap" "for the hosted bots' sandbox"
+need libseccomp2 "ldconfig -p | grep -q 'libseccomp\.so\.2'" "for the hosted bots' system-call filter"
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Debian's haproxy for the scale-out rehearsal"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
+    printf 'installing %s\n' "${reasons[@]}"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; } \
+      2> >(grep -v '^debconf: delaying package configuration' >&2)
   else
-    echo "warning: haproxy is missing; install Debian's haproxy package for the scale-out rehearsal" >&2
-  fi
-fi
-
-if ! command -v bwrap >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Debian's bubblewrap for the hosted bots' sandbox"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
-  else
-    echo "warning: bwrap is missing; install Debian's bubblewrap package for hosted bots" >&2
-  fi
-fi
-
-if ! ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Debian's libseccomp2 for the hosted bots' system-call filter"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp2 >/dev/null
-  else
-    echo "warning: libseccomp.so.2 is missing; install Debian's libseccomp2 package for hosted bots" >&2
+    printf 'warning: missing %s; install it with apt as root\n' "${reasons[@]}" >&2
   fi
 fi
