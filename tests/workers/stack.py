@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse, urlunparse
 
+from tests.workers.template_db import create_postgres_database, create_sqlite_database
+
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 
@@ -239,12 +241,12 @@ class Stack:
         return self
 
     def prepare_database(self) -> None:
-        """A fresh database, migrated, with the ladders, house bots and `bots` registered bots."""
+        """A fresh database, migrated (a copy of the run's template), with the ladders, house bots and `bots`
+        registered bots."""
         if self.server_url:
-            self._admin(f'CREATE DATABASE "{self.db_name}"')
-        subprocess.run(
-            [PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True
-        )
+            create_postgres_database(self.server_url, self.db_name, self.env)
+        else:
+            create_sqlite_database(self.var / "ladder.sqlite3", self.env)
         self.info = self.run_script(SETUP, [self.n_bots, 16])  # the ladder's most; the bots say less
 
     def start_workers(self) -> None:
