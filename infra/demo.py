@@ -406,7 +406,7 @@ class Demo:
 
         from bot_host.demo import demo_hosted_bots, hosting_possible
 
-        why = hosting_possible()
+        why = "--no-hosted" if self.args.no_hosted else hosting_possible()
         if why:
             self.say(f"note: no hosted bots: {why}")
             return []
@@ -709,6 +709,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--var-dir", default=None, help="where the demo keeps its data (default var/)")
     parser.add_argument("--no-node", action="store_true", help="do not start the Node example bot")
+    parser.add_argument(
+        "--no-hosted", action="store_true", help="do not start the bot host and its hosted example bots"
+    )
     return parser
 
 
