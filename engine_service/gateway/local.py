@@ -51,6 +51,7 @@ from engine_service.referee import (
 )
 
 LOCAL_BOT_ID = "local"
+LOCAL_TOKEN_PREFIX = "cvl_"
 
 
 class LocalError(ValueError):
@@ -104,7 +105,9 @@ class LocalRunner:
         settings.check()
         self.settings = settings
         self.say = say
-        self.token = settings.token or secrets.token_urlsafe(18)
+        # a prefix, as the ladder's tokens have: a bare token_urlsafe begins with '-' one time in 64, and
+        # `--token -x...` is then read as an option by the bot's argument parser
+        self.token = settings.token or LOCAL_TOKEN_PREFIX + secrets.token_urlsafe(18)
         self.verifier = InMemoryVerifier()
         self.verifier.add(
             self.token,
