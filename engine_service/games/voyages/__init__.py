@@ -57,6 +57,13 @@ Choices beyond the reference (documented deviations):
 - Step cap: after 6000 decisions the game ends with final scoring, reason "step_cap" (random play ends
   far below it).
 
+Rules revisions (`GameSpec.revision`; a match record names the one it was played under, 1 when it names
+none, and replays under it): 1, the first; 2 (current), the `special_to_board` event holds its own copy of
+the contracts laid out. Under revision 1 it held the board's list itself, so the logged event lost each
+contract taken from the board afterwards, and a clone's event followed the original's board (a search
+bot's copies, a state restored from JSON and the one it came from could then hash differently). Play is the
+same under both; every state of revision 2 carries its revision (and so hashes differently from revision 1).
+
 Hidden information: goal cards (a seat sees only its own, and its own 4-card offer), the order and content
 of the round piles, and the unseen top of the special pile (cards returned to its bottom are public).
 
@@ -79,13 +86,14 @@ from engine_service.games.common.resources import describe as bundle_text
 from engine_service.games.rng import ChanceRng
 from engine_service.games.voyages import describe as words
 from engine_service.games.voyages.heuristic import evaluate
-from engine_service.games.voyages.rules import PRIVATE_FIELDS, STEP_CAP, VoyagesState
+from engine_service.games.voyages.rules import PRIVATE_FIELDS, RULES_REVISION, STEP_CAP, VoyagesState
 from engine_service.games.voyages.tables import CHARACTERS, CONTRACTS, GOALS, NODE_NAME, SLUG
 
 
 class VoyagesSpec(GameSpec):
     game_id = "voyages-v1"
     state_class = VoyagesState
+    revision = RULES_REVISION
     name = "The Voyages of Marco Polo"
     min_players = 2
     max_players = 4

@@ -21,6 +21,7 @@ from engine_service.games.base import JsonDict
 from engine_service.games.fields import Copy, state_field
 from engine_service.games.rng import ChanceRng
 from engine_service.games.voyages.setup_state import (
+    RULES_REVISION,
     STEP_CAP,
 )
 from engine_service.games.voyages.tables import (
@@ -29,7 +30,7 @@ from engine_service.games.voyages.tables import (
 )
 from engine_service.games.voyages.turn import VoyagesTurn
 
-__all__ = ["PRIVATE_FIELDS", "STEP_CAP", "VoyagesState", "node_id"]
+__all__ = ["PRIVATE_FIELDS", "RULES_REVISION", "STEP_CAP", "VoyagesState", "node_id"]
 
 
 class VoyagesState(VoyagesTurn):

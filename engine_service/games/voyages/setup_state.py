@@ -55,6 +55,9 @@ from engine_service.games.voyages.tables import (
     VENEZIA,
 )
 
+# Rules revisions (the package docstring says what each changed); new games are played under the last.
+SPECIAL_EVENT_COPIED = 2  # from this revision on, `special_to_board` logs a copy of the contracts laid out
+RULES_REVISION = 2
 ROUNDS = 5
 STEP_CAP = 6000
 START_CAMELS = 2
@@ -240,7 +243,10 @@ class VoyagesSetup(FamilyState):
         if not self.board:
             drawn = [c for c in (self._draw_contract(), self._draw_contract()) if c is not None]
             self.board = drawn
-            self._log({"event": "special_to_board", "contracts": drawn})
+            # Revision 1 logged the board list itself, so the event changed as contracts left the board
+            # (and a clone's event with the original's board); its records replay that way.
+            logged = drawn if self.revision < SPECIAL_EVENT_COPIED else list(drawn)
+            self._log({"event": "special_to_board", "contracts": logged})
 
     def _round_ended(self) -> None:
         cardrow.put_bottom(self.special, self.board)

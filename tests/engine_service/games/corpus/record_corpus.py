@@ -91,6 +91,7 @@ _PLAN: list[tuple[str, tuple[int, ...], list[tuple[str, dict[str, Any]]], int]] 
         ],
         1,
     ),
+    ("voyages-v1", (4,), [("default", {})], 2),  # special_to_board logs a copy of the contracts laid out
     (
         "mp2-v1",
         (2, 4),
