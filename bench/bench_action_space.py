@@ -1,4 +1,4 @@
-"""The stable action space checked over thousands of seeded random games (the suite checks 204).
+"""The stable action space checked over thousands of seeded random games (the suite checks 34).
 
 Every game, player count and option variant (`engine_service.envs.space_check.settings`), GAMES_PER_SETTING
 games each (CARAVANSERAI_BENCH_SPACE_GAMES, default 120: 2,040 games), played with uniformly random legal

@@ -21,6 +21,7 @@ from engine_service.referee.match import run_match
 from engine_service.referee.replay import replay
 from engine_service.referee.seats import HouseSeat
 
+pytestmark = pytest.mark.xdist_group("mp2_seeded_games")  # the module's games are played once per run
 RULES = [
     Path(describe.__file__).with_name(f"{m}.py")
     for m in ("rules", "setup_state", "movement", "placement", "turn")
