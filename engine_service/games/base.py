@@ -246,20 +246,25 @@ class GameState(ABC):
                 raise ValueError(f"{self.spec.game_id} state: {name} must hold one entry per seat")
 
     def to_json(self) -> JsonDict:
+        return self._json(self._payload())
+
+    def _json(self, payload: JsonDict) -> JsonDict:
         data = {
             "game_id": self.spec.game_id,
             "num_players": self.num_players,
             "options": self.options,
             "rng": self.rng.state,
             "step": self.step,
-            "state": self._payload(),
+            "state": payload,
         }
         if self.revision != 1:  # states of the first revision hash as they did before revisions existed
             data["revision"] = self.revision
         return data
 
     def state_hash(self) -> str:
-        return hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()[:32]
+        """The digest of `to_json()`, serialised straight from the fields (no copy: nothing keeps it)."""
+        live = {name: getattr(self, name) for name in self._FIELDS}
+        return hashlib.sha256(canonical_json(self._json(live)).encode()).hexdigest()[:32]
 
     def clone(self) -> Self:
         """An independent copy: each declared field copied as its `Copy` says (search bots clone a lot, so
