@@ -41,7 +41,7 @@ FENCE = re.compile(
     r"^(?P<indent> *)```(?P<lang>\w*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```", re.S | re.M
 )
 COMMAND_LANGUAGES = ("sh", "bash", "console", "shell", "python", "py")
-TIMEOUT = 60
+TIMEOUT = 240  # seconds: a hang guard (a block ends when its commands do, however busy the machine)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def test_local_walkthrough_blocks(block: Block, tmp_path: Path, free_port: int) 
 def test_bot_blocks_play_a_local_match(block: Block, tmp_path: Path, free_port: int) -> None:
     cwd = workdir(tmp_path)
     port = free_port
-    runner_args = "local --game expedition-v1 --house random --matches 1 --token devtoken --wait 30"
+    runner_args = "local --game expedition-v1 --house random --matches 1 --token devtoken --wait 120"
     argv = [sys.executable, "-m", "engine_service.cli", *runner_args.split()]
     runner = subprocess.Popen(
         [*argv, "--port", str(port), "--out", str(cwd / "records")],

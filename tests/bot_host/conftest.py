@@ -1,5 +1,8 @@
 """Fixtures for the bot host: a real gateway serving a Unix-domain socket, an in-memory `Source` standing
-in for the ladder, archives built from files, and a `BotHost` with small limits, stepped by the test."""
+in for the ladder, archives built from files, and a `BotHost` with small limits, stepped by the test.
+
+The gateway is the module's, started once (the modules with several tests that use it run as one xdist
+group): each test's host finds it with no session and no host report left from the test before."""
 
 from __future__ import annotations
 
@@ -18,7 +21,15 @@ from bot_host.sandbox import Limits, Runtime
 from bot_host.supervisor import Backoff
 from engine_service.gateway.registry import SqliteRegistry, sessions_for_bot
 from ladder.hosting.archives import ArchiveLimits, read_archive
-from tests.engine_service.gateway.harness import EXAMPLES, ROOT, GatewayProcess, Token
+from tests.engine_service.gateway.harness import (
+    EXAMPLES,
+    ROOT,
+    SESSION_TTL,
+    WAIT,
+    GatewayProcess,
+    Token,
+    wait_for,
+)
 
 BOTS = Path(__file__).resolve().parent / "bots"
 BOT_IDS = range(1, 9)
@@ -94,7 +105,7 @@ class HostRig:
     state_dir: Path
     victim: bytes
 
-    def until(self, condition: Callable[[], bool], timeout: float = 120.0) -> bool:
+    def until(self, condition: Callable[[], bool], timeout: float = WAIT) -> bool:
         """Step the host until `condition()` holds; whether it did within `timeout` seconds (generous: a
         sandboxed runtime starts slowly on a loaded machine, and a met condition returns at once)."""
         deadline = time.monotonic() + timeout
@@ -141,14 +152,30 @@ def runtimes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runtime]:
     return available_runtimes(tmp_path_factory.mktemp("runtime"), ROOT)
 
 
-@pytest.fixture
-def rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig]:
-    socket_path = tmp_path / "gateway" / "bot.sock"
+@dataclass
+class HostedGateway:
+    """A gateway process for hosted bots, on a Unix-domain socket."""
+
+    process: GatewayProcess
+    socket_path: Path
+
+
+@pytest.fixture(scope="module")
+def hosted_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedGateway]:
+    workdir = tmp_path_factory.mktemp("hosted-gateway")
+    socket_path = workdir / "gateway" / "bot.sock"
     socket_path.parent.mkdir()
     tokens = [Token(f"tok-{i}", str(i), f"hosted-{i}") for i in BOT_IDS]
     gateway = GatewayProcess(
-        tokens, tmp_path, tmp_path / "registry.sqlite3", env={"CARAVANSERAI_GATEWAY_UDS": str(socket_path)}
+        tokens, workdir, workdir / "registry.sqlite3", env={"CARAVANSERAI_GATEWAY_UDS": str(socket_path)}
     ).start()
+    yield HostedGateway(gateway, socket_path)
+    gateway.stop()
+
+
+@pytest.fixture
+def rig(tmp_path: Path, runtimes: dict[str, Runtime], hosted_gateway: HostedGateway) -> Iterator[HostRig]:
+    gateway, socket_path = hosted_gateway.process, hosted_gateway.socket_path
     source = FakeSource()
     victim = example_archive()
     ladder_db = tmp_path / "ladder.sqlite3"  # where the ladder keeps its database, as far as a bot knows
@@ -159,7 +186,7 @@ def rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig]:
         / "versions"
         / read_archive(victim, ArchiveLimits()).sha256
         / "bot.py",  # another bot
-        tmp_path / "tokens.json",  # the gateway's tokens
+        gateway.tokens_file,  # the gateway's tokens
         ROOT / "ladder" / "settings" / "base.py",
         ladder_db,
         ROOT / "manage.py",
@@ -180,8 +207,9 @@ def rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig]:
         },
     )
     host = BotHost(settings, source, runtimes)
-    registry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=3.0)
+    registry = SqliteRegistry(gateway.registry_path, ttl=SESSION_TTL)
     made = HostRig(host, source, gateway, registry, settings.state_dir, victim)
     yield made
     made.host.shutdown()  # the host the test left there (some replace it)
-    gateway.stop()
+    registry.report_host(settings.host_id, [], 0.0)  # a report of its bots would outlive the test
+    wait_for(lambda: not registry.sessions(), what="the test's bots to leave the gateway")

@@ -14,8 +14,7 @@ from bot_host.host import BotHost
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.referee import run_match, verify
 from tests.bot_host.conftest import HostRig
-from tests.bot_host.test_same_treatment import CLOCK
-from tests.engine_service.gateway.harness import GAME
+from tests.engine_service.gateway.harness import GAME, PATIENT
 from tests.engine_service.gateway.test_relay import house
 
 pytestmark = pytest.mark.slow
@@ -30,7 +29,7 @@ def test_a_bot_plays_through_the_hosts_forwarded_socket(rig: HostRig, tmp_path: 
         rig.source.add(5, example_archive("python"))
         assert rig.until(lambda: rig.connected(5)), rig.log(5)
         record = run_match(
-            GAME, 2, 91, [RemoteSeat("5", "hosted-5", rig.registry), house(92)], time_control=CLOCK
+            GAME, 2, 91, [RemoteSeat("5", "hosted-5", rig.registry), house(92)], time_control=PATIENT
         )
         assert record.result is not None and record.faults == []
         verify(record)

@@ -23,6 +23,7 @@ from ladder.bots.services import bot_create
 from ladder.hosting.models import HostedBot
 from ladder.hosting.services import hosted_version_upload
 from tests.bot_host.conftest import LIMITS, UID_BASE, FakeSource, make_archive
+from tests.engine_service.gateway.harness import WAIT
 from tests.ladder.hosting.hostile import HOSTILE
 
 SH = {"python": Runtime("python", ("/bin/sh",))}
@@ -68,7 +69,7 @@ class Rig:
     source: FlakySource
     clock: Clock
 
-    def until(self, condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+    def until(self, condition: Callable[[], bool], timeout: float = WAIT) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.host.step()
@@ -212,7 +213,7 @@ def test_a_bot_printing_nul_and_invalid_utf8_is_stored_cleaned(
     source = LadderSource(state_dir=tmp_path / "host")
     host = make_host(tmp_path, source, Clock())
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT
         while "end" not in HostedBot.objects.get(bot=bot).log and time.monotonic() < deadline:
             host.step()
             time.sleep(0.02)

@@ -7,14 +7,13 @@ from __future__ import annotations
 import pytest
 
 from engine_service.gateway.remote_seat import RemoteSeat
-from engine_service.referee import TimeControl, run_match, verify
+from engine_service.referee import run_match, verify
 from tests.bot_host.conftest import HostRig, make_archive
-from tests.engine_service.gateway.harness import GAME
+from tests.engine_service.gateway.harness import GAME, PATIENT
 from tests.engine_service.gateway.test_relay import house
 
 pytestmark = pytest.mark.slow
 
-CLOCK = TimeControl(decision_seconds=5.0, time_bank_seconds=10.0, max_faults=1)
 BOT = """
 import os
 import sys
@@ -38,7 +37,7 @@ def test_a_hosted_bots_stderr_is_its_decisions_debug_text(rig: HostRig) -> None:
     rig.source.add(6, make_archive({"bot.py": BOT}))
     assert rig.until(lambda: rig.connected(6)), rig.log(6)
     record = run_match(
-        GAME, 2, 73, [RemoteSeat("6", "hosted-6", rig.registry), house(74)], time_control=CLOCK
+        GAME, 2, 73, [RemoteSeat("6", "hosted-6", rig.registry), house(74)], time_control=PATIENT
     )
     verify(record)
     steps = [step for step, (seat, _) in enumerate(record.actions) if seat == 0]

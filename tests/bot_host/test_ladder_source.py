@@ -31,7 +31,7 @@ from ladder.bots.services import bot_create
 from ladder.hosting.models import HostedBot
 from ladder.hosting.services import hosted_version_upload
 from tests.bot_host.conftest import LIMITS, UID_BASE, HostRig
-from tests.engine_service.gateway.harness import EXAMPLES
+from tests.engine_service.gateway.harness import EXAMPLES, SESSION_TTL
 
 MANIFEST_2 = b'{"runtime": "python", "entry": "bot.py", "version": "2"}'
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # the verifier reads from its thread
@@ -48,7 +48,7 @@ def bot() -> Bot:
 @pytest.fixture
 def ladder_rig(tmp_path: Path, runtimes: dict[str, Runtime]) -> Iterator[HostRig]:
     socket_path = tmp_path / "gateway" / "bot.sock"
-    registry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=3.0)
+    registry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=SESSION_TTL)
     config = GatewayConfig(
         bot_address="127.0.0.1:0",
         relay_address="127.0.0.1:0",
@@ -107,7 +107,7 @@ def test_hosting_leaves_the_owners_token_working_and_reports_the_uploaded_versio
     assert hosted != owner_token and selectors.bot_hosted_token_valid(bot_id=bot.pk, token=hosted)
     services.bot_token_revoke(bot_id=bot.pk, user=bot.owner)  # the owner's token only: hosting goes on
     assert bot_identity_for_token(token=hosted).bot_id == bot.pk  # type: ignore[union-attr]
-    assert rig.until(lambda: HostedBot.objects.get(bot=bot).starts >= 2 and rig.connected(bot.pk), 60)
+    assert rig.until(lambda: HostedBot.objects.get(bot=bot).starts >= 2 and rig.connected(bot.pk))
     assert rig.source.token(bot_id=bot.pk, version_id=HostedBot.objects.get(bot=bot).version_id) == hosted
 
 

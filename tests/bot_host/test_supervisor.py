@@ -28,6 +28,7 @@ from bot_host.supervisor import (
     LogRing,
     exit_reason,
 )
+from tests.engine_service.gateway.harness import WAIT
 
 
 class Clock:
@@ -39,7 +40,7 @@ class Clock:
 
 
 def wait_exit(process: HostedProcess) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + WAIT
     while process.poll() == RUNNING and time.monotonic() < deadline:
         time.sleep(0.02)
 

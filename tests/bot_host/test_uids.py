@@ -11,7 +11,6 @@ import subprocess
 import time
 from dataclasses import replace
 from multiprocessing.queues import Queue
-from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import pyseccomp
@@ -28,6 +27,8 @@ from bot_host.uids import (
     uids_in_use,
 )
 from tests.bot_host.conftest import FakeSource, HostRig, example_archive
+from tests.bot_host.uid_hosts import allocate_many
+from tests.engine_service.gateway.harness import WAIT
 
 FIRST = 64000
 
@@ -36,29 +37,24 @@ def as_uid(uid: int, *command: str) -> list[str]:
     return [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *command]
 
 
-def running_as(uid: int, seconds: float = 60.0) -> None:
+def running_as(uid: int, seconds: float = WAIT) -> None:
     deadline = time.monotonic() + seconds
     while uid not in uids_in_use():
         assert time.monotonic() < deadline, f"no process runs as uid {uid} after {seconds:g}s"
         time.sleep(0.01)
 
 
-def allocate_many(directory: str, got: Queue[list[int]], barrier: Barrier) -> None:
-    pool = UidPool(FIRST, 40, directory=Path(directory), temp_dirs=())
-    got.put([pool.allocate() for _ in range(4)])
-    barrier.wait(60)  # hold the leases until every process has its uids
-
-
 def test_hosts_allocating_at_once_never_get_the_same_uid(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     got: Queue[list[int]] = context.Queue()
     barrier = context.Barrier(6)
-    workers = [context.Process(target=allocate_many, args=(str(tmp_path), got, barrier)) for _ in range(6)]
+    hosts = [(str(tmp_path), FIRST, got, barrier, WAIT) for _ in range(6)]
+    workers = [context.Process(target=allocate_many, args=args) for args in hosts]
     for worker in workers:
         worker.start()
-    uids = [uid for _ in workers for uid in got.get(timeout=120)]
+    uids = [uid for _ in workers for uid in got.get(timeout=WAIT)]
     for worker in workers:
-        worker.join(60)
+        worker.join(WAIT)
     assert len(uids) == 24 and len(set(uids)) == 24
     assert all(FIRST <= uid < FIRST + 40 for uid in uids)
 

@@ -16,10 +16,12 @@ import pytest
 
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, MatchRecord, TimeControl, run_match, verify
+from engine_service.referee import HouseSeat, MatchRecord, run_match, verify
 from tests.engine_service.gateway.harness import (
     GAME,
     SDK_PATH,
+    TOLERANT,
+    WAIT,
     BotProcess,
     Stack,
     ensure_node_modules,
@@ -31,7 +33,7 @@ sys.path.insert(0, str(SDK_PATH))  # the SDK as a bot author uses it (not instal
 from caravanserai_bot import Bot, Client, LegalAction
 from caravanserai_bot.bot import Request, decide_explained
 
-CONTROL = TimeControl(decision_seconds=2.0, time_bank_seconds=5.0, max_faults=3)
+pytestmark = pytest.mark.xdist_group("debug_sdk_stack")  # the module's gateway, started once
 
 
 class Explaining(Bot):
@@ -71,7 +73,7 @@ def test_python_sdk_debug_texts_reach_the_record_by_step(
 
     def referee(seed: int) -> None:
         seats = [HouseSeat(make_policy("random", seed), "house"), RemoteSeat("sdk", "sdk", stack.registry)]
-        records.append(run_match(GAME, 2, seed, seats, time_control=CONTROL))
+        records.append(run_match(GAME, 2, seed, seats, time_control=TOLERANT))
 
     def both() -> None:
         wait_for_bot(stack.registry, "sdk")
@@ -79,12 +81,12 @@ def test_python_sdk_debug_texts_reach_the_record_by_step(
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(60)
+            thread.join(WAIT)
 
     thread = threading.Thread(target=both)
     thread.start()
-    asyncio.run(asyncio.wait_for(client.play(), 90))
-    thread.join(60)
+    asyncio.run(asyncio.wait_for(client.play(), 2 * WAIT))
+    thread.join(WAIT)
     assert len(records) == 2
     for record in records:
         verify(record)
@@ -105,7 +107,7 @@ def test_node_bot_debug_texts_reach_the_record_by_step(stack: Stack) -> None:
     try:
         wait_for_bot(stack.registry, "gamma")
         seats = [RemoteSeat("gamma", "node-random", stack.registry), HouseSeat(make_policy("random", 5), "h")]
-        record = run_match(GAME, 2, 61, seats, time_control=CONTROL)
+        record = run_match(GAME, 2, 61, seats, time_control=TOLERANT)
     finally:
         node.stop()
     verify(record)

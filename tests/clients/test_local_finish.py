@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine_service.gateway.local import LocalRunner, LocalSettings
-from tests.engine_service.gateway.harness import BotProcess, ensure_node_modules
+from engine_service.gateway.local import LocalRunner
+from tests.engine_service.gateway.harness import WAIT, BotProcess, ensure_node_modules, local_settings
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -16,15 +16,12 @@ def node_modules() -> None:
 
 
 def test_node_bot_stops_at_the_local_runners_goodbye(tmp_path: Path) -> None:
-    settings = LocalSettings(
-        port=0, house="random", decision_seconds=2.0, bank_seconds=2.0, wait=30.0, out=tmp_path
-    )
-    runner = LocalRunner(settings, say=lambda line: None).start()
+    runner = LocalRunner(local_settings(tmp_path), say=lambda line: None).start()
     node = BotProcess("node", runner.target, runner.token, tmp_path)
     try:
         [record] = runner.run()
         assert record.faults == []
     finally:
         runner.close(final="played 1 match(es)")
-    assert node.proc.wait(15) == 0
+    assert node.proc.wait(WAIT) == 0
     assert "server said goodbye: played 1 match(es); exiting" in node.output()

@@ -10,11 +10,13 @@ import pytest
 from engine_service.gateway.registry import sessions_for_bot
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, TimeControl, run_match, verify
+from engine_service.referee import HouseSeat, run_match, verify
 from engine_service.referee.match import final_ranks
 from tests.engine_service.gateway.harness import (
     GAME,
     NODE_DIR,
+    TOLERANT,
+    WAIT,
     BotProcess,
     Stack,
     ensure_node_modules,
@@ -22,7 +24,7 @@ from tests.engine_service.gateway.harness import (
     wait_for_bot,
 )
 
-CONTROL = TimeControl(decision_seconds=2.0, time_bank_seconds=5.0, max_faults=3)
+pytestmark = pytest.mark.xdist_group("node_bot_stack")  # the module's gateway, started once
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -53,7 +55,7 @@ def test_node_bot_plays_the_python_sdk_bot_and_a_house_bot(stack: Stack) -> None
             ),
         ]
         for seed, seats in matches:
-            record = run_match(GAME, 2, seed, seats, time_control=CONTROL)
+            record = run_match(GAME, 2, seed, seats, time_control=TOLERANT)
             state = verify(record)
             assert state.result().to_json() == record.result["game"]
             assert final_ranks(state.result().ranks, record.forfeits) == record.result["ranks"]
@@ -74,7 +76,7 @@ def test_node_bot_plays_the_python_sdk_bot_and_a_house_bot(stack: Stack) -> None
 
 def test_node_bot_with_a_bad_token_is_refused(stack: Stack) -> None:
     node = BotProcess("node", stack.gateway.target, "bad-token", stack.workdir)
-    assert node.proc.wait(20) == 2
+    assert node.proc.wait(WAIT) == 2
     assert "UNAUTHENTICATED" in node.output() and "not reconnecting" in node.output()
 
 

@@ -13,16 +13,25 @@ import pytest
 from engine_service.gateway.registry import sessions_for_bot
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, MatchRecord, TimeControl, run_match, verify
+from engine_service.referee import HouseSeat, MatchRecord, run_match, verify
 from engine_service.referee.match import final_ranks
-from tests.engine_service.gateway.harness import GAME, SDK_PATH, BotProcess, Stack, wait_for, wait_for_bot
+from tests.engine_service.gateway.harness import (
+    GAME,
+    SDK_PATH,
+    TOLERANT,
+    WAIT,
+    BotProcess,
+    Stack,
+    wait_for,
+    wait_for_bot,
+)
 
 sys.path.insert(0, str(SDK_PATH))  # the SDK as a bot author uses it (not installed into the project venv)
 
 from caravanserai_bot import Bot, BotRefused, Client, Fault, LegalAction, Match, MatchResult
 from caravanserai_bot.client import hello_version
 
-CONTROL = TimeControl(decision_seconds=2.0, time_bank_seconds=5.0, max_faults=3)
+pytestmark = pytest.mark.xdist_group("python_sdk_stack")  # the module's gateway, started once
 
 
 def check_replay(record: MatchRecord) -> None:
@@ -54,7 +63,7 @@ def test_sdk_random_bot_and_external_greedy_bot_play_each_other(stack: Stack) ->
                 ],
             ),
         ):
-            record = run_match(GAME, 2, seed, seats, time_control=CONTROL)
+            record = run_match(GAME, 2, seed, seats, time_control=TOLERANT)
             check_replay(record)
             assert record.faults == []
             scores = record.result["game"]["scores"]
@@ -108,19 +117,21 @@ def test_sdk_in_process_reports_results_and_faults(stack: Stack) -> None:
             HouseSeat(make_policy("random", 2), "house"),
             RemoteSeat("sdk", "sdk-in-tests", stack.registry),
         ]
-        records.append(run_match(GAME, 2, 33, seats, time_control=CONTROL))
+        records.append(run_match(GAME, 2, 33, seats, time_control=TOLERANT))
 
     thread = threading.Thread(target=referee)
     thread.start()
-    asyncio.run(asyncio.wait_for(client.play(), 60))
-    thread.join(30)
+    asyncio.run(asyncio.wait_for(client.play(), WAIT))
+    thread.join(WAIT)
     [record] = records
     check_replay(record)
     [fault] = record.faults
     assert fault.kind == "malformed" and fault.seat == 1 and "empty action id" in fault.reason
     [match] = bot.started
     assert match.match_id == record.match_id and match.seat == 1 and match.opponents == ("house",)
-    assert match.time_control == type(match.time_control)(2.0, 5.0, 3)
+    assert match.time_control == type(match.time_control)(
+        TOLERANT.decision_seconds, TOLERANT.time_bank_seconds, 3
+    )
     [result] = bot.ended
     assert list(result.scores) == record.result["game"]["scores"] and result.rank == record.result["ranks"][1]
     assert [f.kind for f in result.faults] == ["malformed"] and result.faults[0].step == fault.step
@@ -130,7 +141,7 @@ def test_sdk_in_process_reports_results_and_faults(stack: Stack) -> None:
 def test_sdk_bad_token_is_refused_without_retrying(stack: Stack) -> None:
     client = Client(Recorder(), stack.gateway.target, "wrong-token")
     with pytest.raises(BotRefused) as info:
-        asyncio.run(asyncio.wait_for(client.play(), 20))
+        asyncio.run(asyncio.wait_for(client.play(), WAIT))
     assert info.value.code.name == "UNAUTHENTICATED" and client.connections == 1
 
 

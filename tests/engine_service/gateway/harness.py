@@ -1,16 +1,23 @@
 """Test harness: a real gateway process on loopback, bot processes (Python SDK, Node), and a raw bot client
 driven from the test (for misbehaviour: stale ids, wrong seats, garbage, slowness, disconnects).
 
-Everything talks over real sockets; the referee runs in the test process with `RemoteSeat`s.
+Everything talks over real sockets; the referee runs in the test process with `RemoteSeat`s. Nothing here
+depends on how busy the machine is: every wait is for an event, capped by `WAIT` (generous, and a met
+condition returns at once); bots that answer play under `PATIENT` (or `TOLERANT`), whose deadlines a loaded
+machine never reaches; a session outlives its gateway's heartbeats by `SESSION_TTL`, far more than a
+loaded machine delays one; a wait the seat would sit out to a deadline (a bot that left for good) is skipped
+on the seat's `SeatClock` instead of being slept through.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,8 +29,11 @@ from typing import Any
 
 import grpc
 
+from engine_service.gateway.local import LocalSettings
 from engine_service.gateway.protocol import bot_pb2, bot_pb2_grpc
 from engine_service.gateway.registry import SessionRegistry, sessions_for_bot
+from engine_service.gateway.remote_seat import RemoteSeat
+from engine_service.referee import DecisionRequest, TimeControl
 
 ROOT = Path(__file__).resolve().parents[3]
 PYTHON = sys.executable
@@ -31,6 +41,12 @@ SDK_PATH = ROOT / "clients" / "python"
 EXAMPLES = SDK_PATH / "examples"
 NODE_DIR = ROOT / "clients" / "node"
 GAME = "expedition-v1"
+WAIT = 120.0  # seconds: the cap on any wait for something to happen (a process to start, a message)
+# Deadlines a bot answering at once keeps on any machine (a deadline only bounds a wait that ends with the
+# answer); one fault is allowed, a second forfeits.
+PATIENT = TimeControl(decision_seconds=30.0, time_bank_seconds=60.0, max_faults=1)
+TOLERANT = dataclasses.replace(PATIENT, max_faults=3)  # three faults before a forfeit
+SESSION_TTL = 10.0  # seconds a session outlives its gateway's last heartbeat (every 0.5 s)
 
 
 @dataclass
@@ -89,7 +105,7 @@ class GatewayProcess:
             "CARAVANSERAI_GATEWAY_AUTH": f"file:{self.tokens_file}",
             "CARAVANSERAI_REGISTRY_PATH": str(self.registry_path),
             "CARAVANSERAI_GATEWAY_HEARTBEAT": "0.5",
-            "CARAVANSERAI_GATEWAY_SESSION_TTL": "3",
+            "CARAVANSERAI_GATEWAY_SESSION_TTL": str(SESSION_TTL),
         }
         env = base_env(**{**defaults, **self.extra_env})
         with self.log.open("a") as log:
@@ -102,7 +118,7 @@ class GatewayProcess:
                 text=True,
             )
         assert self.proc.stdout is not None
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
             ready, _, _ = select.select([self.proc.stdout], [], [], 0.5)
             if ready:
@@ -129,7 +145,7 @@ class GatewayProcess:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(15)
+                self.proc.wait(WAIT)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -173,7 +189,7 @@ class BotProcess:
                 self.proc.wait()
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float = WAIT, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -183,7 +199,7 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "c
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def wait_for_bot(registry: SessionRegistry, bot_id: str, timeout: float = 20.0, count: int = 1) -> None:
+def wait_for_bot(registry: SessionRegistry, bot_id: str, timeout: float = WAIT, count: int = 1) -> None:
     wait_for(lambda: len(sessions_for_bot(registry, bot_id)) >= count, timeout, f"bot {bot_id} to connect")
 
 
@@ -230,7 +246,7 @@ class RawBot:
         self._call = stub.Connect(self._requests(), metadata=(("authorization", f"Bearer {self.token}"),))
         threading.Thread(target=self._read, daemon=True).start()
         if wait:
-            wait_for(lambda: self._welcome.is_set() or self._done.is_set(), 10, "Welcome")
+            wait_for(lambda: self._welcome.is_set() or self._done.is_set(), what="Welcome")
         return self
 
     def _read(self) -> None:
@@ -274,7 +290,7 @@ class RawBot:
     def errors(self) -> list[bot_pb2.Error]:
         return self.messages("error")
 
-    def wait_closed(self, timeout: float = 10.0) -> grpc.StatusCode | None:
+    def wait_closed(self, timeout: float = WAIT) -> grpc.StatusCode | None:
         self._done.wait(timeout)
         return self.status
 
@@ -287,6 +303,46 @@ class RawBot:
 
 def first_legal(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
     bot.answer(request)
+
+
+class SeatClock:
+    """A remote seat's clock: the machine's, which the test moves ahead, at once (`skip`) or by `stride`
+    seconds at every reading while that is set, or stops. A seat whose bot left for good waits for it until
+    the decision's deadline: a skip past it ends that wait at once, however long the deadline (the bot's
+    earlier answers keep `PATIENT` deadlines). A stride makes a wait the seat is in seem as long as wanted; a
+    stopped clock makes what follows take no time (a grace cannot run out while a loaded machine brings the
+    bot back)."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+        self.stride = 0.0
+        self.stopped: float | None = None
+
+    def __call__(self) -> float:
+        if self.stopped is not None:
+            return self.stopped
+        self.ahead += self.stride
+        return time.monotonic() + self.ahead
+
+    def skip(self, seconds: float = 10 * WAIT) -> None:
+        self.ahead += seconds
+
+    def stop(self) -> None:
+        self.stopped = self()
+
+
+class TimedSeat(RemoteSeat):
+    """A remote seat that keeps the bot seconds the gateway reported for each decision, unrounded."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bot_seconds: list[float] = []
+
+    def decide(self, request: DecisionRequest) -> str:
+        try:
+            return super().decide(request)
+        finally:
+            self.bot_seconds.append(float(request.extra["bot_seconds"]))
 
 
 TOKENS = [
@@ -303,26 +359,56 @@ TOKENS = [
 LIMIT_ENV = {
     "CARAVANSERAI_GATEWAY_MAX_SESSIONS_PER_BOT": "2",
     "CARAVANSERAI_GATEWAY_MAX_MESSAGE_BYTES": "65536",
-    "CARAVANSERAI_GATEWAY_HELLO_TIMEOUT": "2",
+    "CARAVANSERAI_GATEWAY_HELLO_TIMEOUT": "10",  # a Hello sent with the stream arrives well within it
 }
 
 
 @dataclass
 class Stack:
-    """A gateway process and the registry the test's remote seats read."""
+    """A gateway process, the registry the test's remote seats read, and the gateway's metrics port (0:
+    none)."""
 
     gateway: GatewayProcess
     registry: SessionRegistry
     workdir: Path
+    metrics_port: int = 0
+
+    def metrics(self) -> dict[str, float]:
+        return scrape_metrics(self.metrics_port)
 
 
-def start_stack(workdir: Path, *, env: dict[str, str] | None = None) -> Stack:
+def start_stack(workdir: Path, *, env: dict[str, str] | None = None, metrics: bool = False) -> Stack:
     from engine_service.gateway.registry import SqliteRegistry
 
     workdir.mkdir(parents=True, exist_ok=True)
     registry_path = workdir / "registry.sqlite3"
-    gateway = GatewayProcess(TOKENS, workdir, registry_path, env={**LIMIT_ENV, **(env or {})}).start()
-    return Stack(gateway, SqliteRegistry(registry_path, ttl=3.0), workdir)
+    metrics_port = free_port() if metrics else 0
+    extra = {"CARAVANSERAI_GATEWAY_METRICS_PORT": str(metrics_port)} if metrics else {}
+    gateway = GatewayProcess(
+        TOKENS, workdir, registry_path, env={**LIMIT_ENV, **extra, **(env or {})}
+    ).start()
+    return Stack(gateway, SqliteRegistry(registry_path, ttl=SESSION_TTL), workdir, metrics_port)
+
+
+def local_settings(out: Path, **changes: Any) -> LocalSettings:
+    """A local runner on a free port against random house bots, with `PATIENT` deadlines and `WAIT` for the
+    bot between matches; `changes` to these."""
+    base: dict[str, Any] = dict(
+        port=0,
+        house="random",
+        decision_seconds=PATIENT.decision_seconds,
+        bank_seconds=PATIENT.time_bank_seconds,
+        wait=WAIT,
+        out=out,
+    )
+    return LocalSettings(**{**base, **changes})
+
+
+def free_port() -> int:
+    """A port free on loopback now (for a server told its port before it starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def scrape_metrics(port: int) -> dict[str, float]:
@@ -331,7 +417,7 @@ def scrape_metrics(port: int) -> dict[str, float]:
 
     from prometheus_client.parser import text_string_to_metric_families
 
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=WAIT) as response:
         text = response.read().decode()
     totals: dict[str, float] = {}
     for family in text_string_to_metric_families(text):

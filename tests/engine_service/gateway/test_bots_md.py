@@ -14,6 +14,7 @@ from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.referee import run_match
 from tests.engine_service.gateway.harness import (
     GAME,
+    PATIENT,
     ROOT,
     RawBot,
     Stack,
@@ -21,7 +22,9 @@ from tests.engine_service.gateway.harness import (
     wait_for,
     wait_for_bot,
 )
-from tests.engine_service.gateway.test_relay import FAST, house
+from tests.engine_service.gateway.test_relay import house
+
+pytestmark = pytest.mark.xdist_group("bots_md_refusals_stack")  # the module's gateway, started once
 
 
 def refusal_rows() -> dict[tuple[str, str], tuple[str, bool]]:
@@ -86,7 +89,7 @@ def failed_precondition(stack: Stack, tmp_path: Path) -> int:
     return 1
 
 
-def deadline_exceeded(stack: Stack, tmp_path: Path) -> int:  # the stack's hello_timeout is 2 s
+def deadline_exceeded(stack: Stack, tmp_path: Path) -> int:  # the stack's hello_timeout: LIMIT_ENV
     _closed(
         RawBot(stack.gateway.target, "tok-raw1").connect(wait=False, send_hello=False),
         grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -134,7 +137,7 @@ def stale_request(stack: Stack, tmp_path: Path) -> int:
 
     bot = RawBot(stack.gateway.target, "tok-raw3", behaviour=twice).connect()
     wait_for_bot(stack.registry, "raw3")
-    run_match(GAME, 2, 61, [RemoteSeat("raw3", "raw", stack.registry), house(62)], time_control=FAST)
+    run_match(GAME, 2, 61, [RemoteSeat("raw3", "raw", stack.registry), house(62)], time_control=PATIENT)
     _error(bot, bot_pb2.ERROR_REASON_STALE_REQUEST, grpc.StatusCode.FAILED_PRECONDITION, fatal=False)
     wait_for(lambda: bot.messages("match_ended"), what="MatchEnded")
     bot.answer(bot.requests[-1])  # its match is over

@@ -9,11 +9,10 @@ import json
 from engine_service.gateway.protocol import bot_pb2
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, MatchRecord, TimeControl, run_match, verify
+from engine_service.referee import HouseSeat, MatchRecord, run_match, verify
 from engine_service.referee.debug_text import MAX_DEBUG_BYTES, clean_debug
-from tests.engine_service.gateway.harness import GAME, RawBot, Stack, first_legal, wait_for_bot
+from tests.engine_service.gateway.harness import GAME, PATIENT, RawBot, Stack, first_legal, wait_for_bot
 
-TIME = TimeControl(decision_seconds=2.0, time_bank_seconds=2.0, max_faults=1)
 LONG_REQUEST = 2  # the bot's second decision: it writes far more than the limit
 
 
@@ -48,7 +47,7 @@ def _play(stack: Stack, behaviour) -> MatchRecord:  # type: ignore[no-untyped-de
         wait_for_bot(stack.registry, "raw2")
         house = HouseSeat(make_policy("random", 3), "house-3")
         return run_match(
-            GAME, 2, 77, [RemoteSeat("raw2", "raw-two", stack.registry), house], time_control=TIME
+            GAME, 2, 77, [RemoteSeat("raw2", "raw-two", stack.registry), house], time_control=PATIENT
         )
     finally:
         bot.close()

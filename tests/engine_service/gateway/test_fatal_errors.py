@@ -48,7 +48,7 @@ def _busy(bot: RawBot, pings: int = 20) -> None:
 
 def assert_said(bot: RawBot, code: grpc.StatusCode, reason: int, round_: int) -> bot_pb2.Error:
     """The stream ended with `code`, and its last message was the `Error{fatal}` saying the same."""
-    assert bot.wait_closed(15) == code, f"round {round_}: status {bot.status} ({bot.details!r})"
+    assert bot.wait_closed() == code, f"round {round_}: status {bot.status} ({bot.details!r})"
     last = bot.received[-1]
     assert last.WhichOneof("message") == "error", f"round {round_}: last message {last}"
     error = last.error

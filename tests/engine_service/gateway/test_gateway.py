@@ -11,14 +11,16 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoRe
 
 from engine_service.gateway.protocol import BOT_SERVICE, RELAY_SERVICE, bot_pb2, bot_pb2_grpc
 from engine_service.gateway.registry import online_bots, sessions_for_bot
-from tests.engine_service.gateway.harness import GAME, RawBot, Stack, wait_for, wait_for_bot
+from tests.engine_service.gateway.harness import GAME, WAIT, RawBot, Stack, wait_for, wait_for_bot
+
+pytestmark = pytest.mark.xdist_group("gateway_stack")  # the module's gateway, started once
 
 
 def test_health_and_reflection(stack: Stack) -> None:
     with grpc.insecure_channel(stack.gateway.target) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         for service in ("", BOT_SERVICE):
-            reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+            reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=WAIT)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
         services = ProtoReflectionDescriptorDatabase(channel).get_services()
         assert BOT_SERVICE in services and "grpc.health.v1.Health" in services

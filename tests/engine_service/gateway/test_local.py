@@ -1,6 +1,9 @@
 """The local runner is the server in miniature: options, players, a fixed seat, several matches at once on
 one stream, a wait for the bot between matches, a final Goodbye the SDK obeys, and the restart and
-revocation rehearsals, each with the Python SDK as the bot."""
+revocation rehearsals, each with the Python SDK as the bot.
+
+The SDK bot answers at once, under `PATIENT` deadlines; every wait is for an event (`WAIT` at most), and a
+grace is long enough for a loaded machine to bring the bot back."""
 
 from __future__ import annotations
 
@@ -12,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from engine_service.gateway.local import LocalError, LocalRunner, LocalSettings
+from engine_service.gateway.local import LocalError, LocalRunner
 from engine_service.referee import verify
-from tests.engine_service.gateway.harness import GAME, SDK_PATH, wait_for
+from tests.engine_service.gateway.harness import GAME, SDK_PATH, WAIT, local_settings, wait_for
 
 sys.path.insert(0, str(SDK_PATH))
 
@@ -42,11 +45,6 @@ class Counting(Bot):
     def on_match_end(self, match: Match | None, result: MatchResult) -> None:
         with self.lock:
             self.open -= 1
-
-
-def _settings(tmp_path: Path, **changes: Any) -> LocalSettings:
-    base = dict(port=0, house="random", decision_seconds=1.0, bank_seconds=1.0, wait=20.0, out=tmp_path)
-    return LocalSettings(**{**base, **changes})
 
 
 class _Bot:
@@ -81,13 +79,13 @@ def test_bad_settings_are_refused_before_anything_starts(tmp_path: Path) -> None
         ({"options": {"strategic_two_player": "maybe"}}, "strategic_two_player"),
     ):
         with pytest.raises(LocalError, match=words):
-            LocalRunner(_settings(tmp_path, **changes))
+            LocalRunner(local_settings(tmp_path, **changes))
 
 
 def test_parallel_matches_with_options_a_fixed_seat_and_a_final_goodbye(tmp_path: Path) -> None:
     lines: list[str] = []
     runner = LocalRunner(
-        _settings(
+        local_settings(
             tmp_path, matches=3, parallel=2, seat=1, players=3, options={"strategic_two_player": False}
         ),
         say=lines.append,
@@ -99,44 +97,46 @@ def test_parallel_matches_with_options_a_fixed_seat_and_a_final_goodbye(tmp_path
     for record in records:
         verify(record)
     assert bot.client.bot.most_at_once == 2  # type: ignore[attr-defined]
-    bot.thread.join(10)
+    bot.thread.join(WAIT)
     assert not bot.thread.is_alive() and bot.error is None  # Goodbye: the SDK stopped, no reconnecting
     assert bot.client.finished == "played 3 match(es)"
     assert sum("match " in line and "seat 1" in line for line in lines) == 3
 
 
 def test_a_bot_that_comes_back_between_matches_is_waited_for(tmp_path: Path) -> None:
-    runner = LocalRunner(_settings(tmp_path, matches=2, grace=1.0), say=lambda line: None).start()
+    runner = LocalRunner(local_settings(tmp_path, matches=2, grace=1.0), say=lambda line: None).start()
     first = Client(Counting(), runner.target, runner.token, max_matches=1)  # leaves after one match
     threading.Thread(target=first.run, daemon=True).start()
     records: list[Any] = []
     done = threading.Thread(target=lambda: records.extend(_run(runner)), daemon=True)
     done.start()
-    wait_for(lambda: first.results, 30, "the first match")
+    wait_for(lambda: first.results, what="the first match")
     time.sleep(3.0)  # away for longer than the reconnect grace when the second match is due
     second = _Bot(runner.target, runner.token, Counting())
-    done.join(60)
+    done.join(WAIT)
     assert len(records) == 2 and all(r.faults == [] for r in records)  # no forfeit at step 0
-    second.thread.join(10)
+    second.thread.join(WAIT)
     assert second.client.finished is not None
 
 
 def test_rehearsed_gateway_restart_resumes_the_match(tmp_path: Path) -> None:
     lines: list[str] = []
-    runner = LocalRunner(_settings(tmp_path, restart_at_step=4, grace=8.0), say=lines.append).start()
+    runner = LocalRunner(local_settings(tmp_path, restart_at_step=4, grace=WAIT), say=lines.append).start()
     bot = _Bot(runner.target, runner.token, Counting())
     [record] = _run(runner)
     assert record.faults == [] and [i["kind"] for i in record.incidents] == ["gateway_lost", "resumed"]
     assert any("restarting the gateway" in line for line in lines)
     assert bot.client.connections >= 2
-    bot.thread.join(10)
+    bot.thread.join(WAIT)
     assert bot.client.finished is not None
 
 
 def test_rehearsed_revocation_forfeits_by_disconnect_and_plays_no_more(tmp_path: Path) -> None:
     lines: list[str] = []
+    # the seat waits for the revoked bot until its deadline (it cannot come back): a short one, far from
+    # what the bot's answers take
     runner = LocalRunner(
-        _settings(tmp_path, matches=2, revoke_at_step=4, decision_seconds=0.3, bank_seconds=0.3),
+        local_settings(tmp_path, matches=2, revoke_at_step=4, decision_seconds=10.0, bank_seconds=0.0),
         say=lines.append,
     ).start()
     bot = _Bot(runner.target, runner.token, Counting())
@@ -145,5 +145,5 @@ def test_rehearsed_revocation_forfeits_by_disconnect_and_plays_no_more(tmp_path:
     assert fault.kind == "disconnect" and fault.forfeit and "revoked" in fault.reason
     assert record.result is not None and record.result["reason"] == "disconnect"
     assert any("not played (the token was revoked)" in line for line in lines)
-    bot.thread.join(10)
+    bot.thread.join(WAIT)
     assert isinstance(bot.error, BotRefused) and "revoked" in str(bot.error)

@@ -3,24 +3,46 @@ answers, why a match ended for each seat, how a stream ended, and the legal list
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import grpc
+import pytest
 
 from engine_service.gateway.protocol import bot_pb2
 from engine_service.gateway.registry import sessions_for_bot
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.referee import MatchRecord, Seat, TimeControl, run_match, verify
 from engine_service.referee.seats import ECHO_CHARS, MAX_ACTION_ID_BYTES
-from tests.engine_service.gateway.harness import GAME, RawBot, Stack, wait_for, wait_for_bot
-from tests.engine_service.gateway.test_relay import FAST, house
+from tests.engine_service.gateway.harness import (
+    GAME,
+    PATIENT,
+    TOLERANT,
+    RawBot,
+    SeatClock,
+    Stack,
+    wait_for,
+    wait_for_bot,
+)
+from tests.engine_service.gateway.test_relay import house
+
+pytestmark = pytest.mark.xdist_group("protocol_messages_stack")  # the module's gateway, started once
 
 BIG = "x" * 40_000  # well under the stack's 64 KiB message limit, far over the action id limit
 
 
-def _play(stack: Stack, bot: RawBot, seed: int, control: TimeControl = FAST, seat: int = 0) -> MatchRecord:
+def _play(
+    stack: Stack,
+    bot: RawBot,
+    seed: int,
+    control: TimeControl = PATIENT,
+    seat: int = 0,
+    clock: Callable[[], float] = time.monotonic,
+) -> MatchRecord:
     bot_id = bot.token.removeprefix("tok-")
     wait_for_bot(stack.registry, bot_id)
     seats: list[Seat] = [house(seed), house(seed + 1)]
-    seats[seat] = RemoteSeat(bot_id, "raw", stack.registry)
+    seats[seat] = RemoteSeat(bot_id, "raw", stack.registry, clock=clock)
     record = run_match(GAME, 2, seed, seats, time_control=control)
     verify(record)
     return record
@@ -34,7 +56,7 @@ def test_an_oversized_action_id_is_malformed_and_never_echoed_whole(stack: Stack
     welcome = bot.messages("welcome")[0]
     assert welcome.limits.max_action_id_bytes == MAX_ACTION_ID_BYTES == 256
     assert welcome.limits.max_echo_chars == ECHO_CHARS
-    record = _play(stack, bot, 31, TimeControl(0.5, 0.5, max_faults=3))
+    record = _play(stack, bot, 31, TOLERANT)
     [fault] = record.faults
     assert fault.kind == "malformed" and "40000 bytes is over the 256-byte limit" in fault.reason
     assert len(fault.reason) < 300 and not fault.action_id
@@ -116,8 +138,11 @@ def test_resigned_and_disconnected_matches_say_so_for_their_seat(stack: Stack) -
 
 
 def _disconnect_reason(stack: Stack, seed: int, how: str) -> str:
+    clock = SeatClock()
+
     def leaver(bot: RawBot, request: bot_pb2.DecisionRequest) -> None:
         if len(bot.requests) == 2:
+            clock.skip()  # it never comes back: the seat's wait for it ends at once
             if how == "half-close":
                 bot._out.put(None)  # end of the bot's side of the stream; the call itself stays
             else:
@@ -126,7 +151,7 @@ def _disconnect_reason(stack: Stack, seed: int, how: str) -> str:
         bot.answer(request)
 
     bot = RawBot(stack.gateway.target, "tok-raw2", behaviour=leaver).connect()
-    record = _play(stack, bot, seed)
+    record = _play(stack, bot, seed, clock=clock)
     [fault] = record.faults
     assert fault.kind == "disconnect" and record.result is not None
     assert record.result["reason"] == "disconnect" and record.result["end_seat"] == 0

@@ -1,4 +1,7 @@
-"""The session registry on both backends: sessions, liveness by heartbeat, matchmaking view, revocations."""
+"""The session registry on both backends: sessions, liveness by heartbeat, matchmaking view, revocations.
+
+Liveness is read against the registry's wall clock, which the tests move (`Clock`): nothing is slept for,
+and the TTL is long enough that no key expires on its own while a test runs on a loaded machine."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import engine_service.gateway.registry as registry_module
 from engine_service.gateway.registry import (
     RedisRegistry,
     SessionInfo,
@@ -20,16 +24,35 @@ from engine_service.gateway.registry import (
     sessions_for_bot,
 )
 
+TTL = 30.0
+
+
+class Clock:
+    """The registry's wall clock (`time.time()` in its module), moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(registry_module, "time", fake)
+    return fake
+
 
 @pytest.fixture(params=["sqlite", "redis"])
 def registry(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionRegistry]:
     if request.param == "sqlite":
-        reg: SessionRegistry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=0.5)
+        reg: SessionRegistry = SqliteRegistry(tmp_path / "registry.sqlite3", ttl=TTL)
         yield reg
         reg.close()
         return
     url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/5"
-    redis_reg = RedisRegistry(url, prefix=f"cvs:test:{uuid.uuid4().hex[:8]}", ttl=0.5)
+    redis_reg = RedisRegistry(url, prefix=f"cvs:test:{uuid.uuid4().hex[:8]}", ttl=TTL)
     yield redis_reg
     for key in redis_reg.client.scan_iter(f"{redis_reg.prefix}:*"):
         redis_reg.client.delete(key)
@@ -68,15 +91,17 @@ def test_sessions_online_bots_and_match_counts(registry: SessionRegistry) -> Non
     assert [s.session_id for s in registry.sessions()] == ["s1"]
 
 
-def test_silent_gateways_sessions_vanish_and_heartbeats_keep_them(registry: SessionRegistry) -> None:
+def test_silent_gateways_sessions_vanish_and_heartbeats_keep_them(
+    registry: SessionRegistry, clock: Clock
+) -> None:
     registry.register(session("s1", "b1", "g1"))
     registry.register(session("s2", "b2", "g2"))
     registry.heartbeat("g1", "127.0.0.1:g1", ["s1"])
     registry.heartbeat("g2", "127.0.0.1:g2", ["s2"])
     assert set(registry.live_gateways()) == {"g1", "g2"}
-    time.sleep(0.35)
+    clock.now += 0.7 * TTL
     registry.heartbeat("g1", "127.0.0.1:g1", ["s1"])
-    time.sleep(0.3)
+    clock.now += 0.6 * TTL  # g2 silent for longer than the TTL, g1 not
     assert [s.session_id for s in registry.sessions()] == ["s1"]
     assert set(registry.live_gateways()) == {"g1"}
 
@@ -171,10 +196,10 @@ def test_gateways_carry_their_admission_claim_and_one_without_reads_as_admitting
     assert registry.gateway_states()["g1"].admitting_until is None
 
 
-def test_a_silent_gateways_claim_is_not_read(registry: SessionRegistry) -> None:
+def test_a_silent_gateways_claim_is_not_read(registry: SessionRegistry, clock: Clock) -> None:
     registry.heartbeat("g1", "127.0.0.1:g1", [])
-    registry.report_admission("g1", "127.0.0.1:g1", time.time() + 60)
-    time.sleep(0.6)  # past the registry's 0.5 s TTL without a heartbeat
+    registry.report_admission("g1", "127.0.0.1:g1", clock.now + 3 * TTL)
+    clock.now += 1.2 * TTL  # past the registry's TTL without a heartbeat
     registry.heartbeat("g2", "127.0.0.1:g2", [])
     assert set(registry.gateway_states()) == {"g2"}
 

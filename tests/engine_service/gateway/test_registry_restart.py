@@ -16,17 +16,19 @@ import redis
 from engine_service.gateway.registry import RedisRegistry, sessions_for_bot
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.policies import make_policy
-from engine_service.referee import HouseSeat, TimeControl, run_match
+from engine_service.referee import HouseSeat, run_match
 from tests.engine_service.gateway.harness import (
     GAME,
+    PATIENT,
     TOKENS,
+    WAIT,
     GatewayProcess,
     RawBot,
     first_legal,
+    free_port,
     wait_for,
     wait_for_bot,
 )
-from tests.workers.stack import free_port
 
 HEARTBEAT = 4.0  # a wide window between the restart and the gateway's next heartbeat
 
@@ -47,7 +49,7 @@ class PrivateRedis:
         server = shutil.which("redis-server") or "/usr/bin/redis-server"
         argv = [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
         self.proc = subprocess.Popen([*argv, "--dir", str(self.workdir)], stdout=subprocess.DEVNULL)
-        wait_for(lambda: self._pong(), 10, "the private redis-server")
+        wait_for(lambda: self._pong(), what="the private redis-server")
         return self
 
     def _pong(self) -> bool:
@@ -65,7 +67,7 @@ class PrivateRedis:
 def just_after_a_heartbeat(registry: RedisRegistry) -> None:
     """Return as soon as the gateway's heartbeat time changes: the next one is HEARTBEAT seconds away."""
     first = registry.client.hgetall(registry._k("gateways"))
-    wait_for(lambda: registry.client.hgetall(registry._k("gateways")) != first, HEARTBEAT + 2, "a heartbeat")
+    wait_for(lambda: registry.client.hgetall(registry._k("gateways")) != first, what="a heartbeat")
 
 
 @pytest.fixture
@@ -96,8 +98,8 @@ def test_a_registry_restarted_empty_is_written_again_and_no_bot_is_faulted(
         just_after_a_heartbeat(registry)
         private_redis.kill()
         private_redis.start()  # the same address, no data
-        seats = [RemoteSeat("raw1", "raw-one", registry, gateway_return=HEARTBEAT + 5), house()]
-        record = run_match(GAME, 2, 3, seats, time_control=TimeControl(2.0, 2.0))  # seated meanwhile
+        seats = [RemoteSeat("raw1", "raw-one", registry, gateway_return=WAIT), house()]
+        record = run_match(GAME, 2, 3, seats, time_control=PATIENT)  # seated meanwhile
         assert record.faults == [] and record.forfeits == []
         assert sessions_for_bot(registry, "raw1")  # written again by a heartbeat, not by a reconnection:
         assert bot.wait_closed(timeout=0.1) is None and len(bot.messages("welcome")) == 1
