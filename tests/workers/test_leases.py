@@ -28,11 +28,14 @@ def test_one_holder_at_a_time_and_release_frees_the_key(store) -> None:
     assert store.holder("match:1") is None
 
 
+LIFETIME = 2.0  # renewed every third of it: a renewal thread held up for over 1.3 s would lose its leases
+
+
 def test_many_leases_are_renewed_past_their_time_to_live(store) -> None:
-    held = [Lease(f"match:{i}", 0.6, store) for i in range(50)]
+    held = [Lease(f"match:{i}", LIFETIME, store) for i in range(50)]
     for lease in held:
         lease.__enter__()
-    time.sleep(1.5)  # two and a half lifetimes: only renewals keep them
+    time.sleep(2.5 * LIFETIME)  # only renewals keep them this long
     assert all(store.holder(lease.key) == lease.owner for lease in held)
     assert not any(lease.lost for lease in held)
     for lease in held:
@@ -43,7 +46,7 @@ def test_a_lease_taken_by_another_is_marked_lost(store) -> None:
     with Lease("match:2", 0.6, store) as lease:
         store.release("match:2", lease.owner)  # as if it expired ...
         assert store.acquire("match:2", "someone-else", 30)  # ... and another process took the match
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 120  # a hang guard: the next renewal, a fifth of a second on, finds it
         while not lease.lost and time.monotonic() < deadline:
             time.sleep(0.05)
         assert lease.lost
