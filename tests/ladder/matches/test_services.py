@@ -224,8 +224,8 @@ def test_cancel(ladder2, make_bot):
     assert not match_cancel(match_id=match.pk)
 
 
-def test_house_match_play(ladder4, house_bots):
-    match = match_create(ladder_id=ladder4.pk, bot_ids=[b.pk for b in house_bots[:4]], seed=21)
+def test_house_match_play(ladder4, quick_house_bots):
+    match = match_create(ladder_id=ladder4.pk, bot_ids=[b.pk for b in quick_house_bots[:4]], seed=21)
     assert house_match_play(match_id=match.pk)
     assert not house_match_play(match_id=match.pk)
     match.refresh_from_db()

@@ -1,6 +1,10 @@
 """The audit from the match records: `ratings_audit` (and `ratings_recompute --check`) rebuilds every rating
 from the DONE rated matches' records (ranks, forfeits, seasons, versions, resets) and names each difference
-with the ledger and the rating rows, where a check from the ledger alone cannot see one."""
+with the ledger and the rating rows, where a check from the ledger alone cannot see one.
+
+The played ladders are made once for the module (`module_db`); each test's edits roll back after it. The
+test that makes a ladder of its own runs first, before the shared ones exist (the audit's own snapshot,
+outside a caller's transaction, is checked in test_concurrency.py)."""
 
 from __future__ import annotations
 
@@ -21,9 +25,9 @@ from ladder.ratings.models import Rating, RatingLedger
 from ladder.ratings.seasons import season_close
 from ladder.ratings.services import ratings_recompute
 from ladder.replays.models import Replay
-from tests.ladder.conftest import make_record, play
+from tests.ladder.conftest import Field, field, make_record, play
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("ratings-audit")]
 
 
 def play_versions(ladder, bots, seed, versions):
@@ -37,10 +41,11 @@ def play_versions(ladder, bots, seed, versions):
     return match
 
 
-@pytest.fixture
-def played(ladder2, ladder4, make_bot, user):
+@pytest.fixture(scope="module")
+def played(module_db) -> Field:
     """Two ladders, a season close, versions (one with "reset rating"), a practice match and a queued one."""
-    bots = [make_bot() for _ in range(5)]
+    played = field(5)
+    ladder2, ladder4, user, bots = played
     bot_version_set(bot_id=bots[0].pk, user=user, name="2.0", reset_rating=True)
     for seed in range(1, 9):
         four = [bots[(seed + i) % 5] for i in range(4)]
@@ -54,7 +59,7 @@ def played(ladder2, ladder4, make_bot, user):
     RatingLedger.objects.filter(match=practice).delete()
     ratings_recompute(write=True)
     match_create(ladder_id=ladder2.pk, bot_ids=[bots[0].pk, bots[1].pk], seed=999)  # queued
-    return bots
+    return played
 
 
 def kinds(report):
@@ -70,7 +75,22 @@ def check(*args):
     return True, out.getvalue()
 
 
-def test_records_ledger_and_ratings_agree(played, ladder2):
+def test_a_new_bot_with_a_reset_version_in_a_later_season_agrees_with_the_services(ladder2, make_bot, user):
+    """The audit takes a seat's start exactly as `ratings_apply_match` does, season and reset included."""
+    old = [make_bot(), make_bot()]
+    play(ladder2, old, 11)
+    season_close(ladder_id=ladder2.pk)
+    newcomer = make_bot()
+    bot_version_set(bot_id=newcomer.pk, user=user, name="r1", reset_rating=True)
+    play_versions(ladder2, [newcomer, old[0]], 12, ["r1", ""])
+    play_versions(ladder2, [old[1], newcomer], 13, ["", "r1"])
+    report = ratings_audit()
+    assert report.identical, [d.line() for d in report.differences]
+    assert report.matches == 3
+
+
+def test_records_ledger_and_ratings_agree(played):
+    ladder2 = played.ladder2
     report = ratings_audit()
     assert report.identical, [d.line() for d in report.differences]
     assert report.matches == 16 and report.ledger_rows == 8 * 4 + 8 * 2
@@ -104,7 +124,8 @@ def forge_last_match(ladder):
     return first
 
 
-def test_an_edited_rank_is_caught_after_a_plain_recompute(played, ladder4):
+def test_an_edited_rank_is_caught_after_a_plain_recompute(played):
+    ladder4 = played.ladder4
     row = forge_last_match(ladder4)
     call_command("ratings_recompute", stdout=StringIO())  # rebuilt from the edited ledger
     assert ratings_recompute(write=False).identical  # the ledger alone sees nothing
@@ -116,7 +137,8 @@ def test_an_edited_rank_is_caught_after_a_plain_recompute(played, ladder4):
     assert {"ledger_field", "ledger_value", "rating"} == kinds(ratings_audit())
 
 
-def test_a_deleted_ledger_row_is_caught(played, ladder2):
+def test_a_deleted_ledger_row_is_caught(played):
+    ladder2 = played.ladder2
     row = RatingLedger.objects.filter(ladder=ladder2).order_by("-id").first()
     RatingLedger.objects.filter(pk=row.pk).delete()
     report = ratings_audit()
@@ -127,7 +149,8 @@ def test_a_deleted_ledger_row_is_caught(played, ladder2):
     assert f"ledger_missing: ladder {ladder2.pk} match {row.match_id} bot {row.bot_id}" in out
 
 
-def test_a_match_with_no_ledger_rows_is_caught(played, ladder2):
+def test_a_match_with_no_ledger_rows_is_caught(played):
+    ladder2 = played.ladder2
     match = Match.objects.filter(ladder=ladder2, status=MatchStatus.DONE, rated=True).order_by("id").first()
     RatingLedger.objects.filter(match=match).delete()
     report = ratings_audit()
@@ -143,7 +166,8 @@ def ledger_row(template, **changes):
     return RatingLedger.objects.bulk_create([RatingLedger(**values)])[0]
 
 
-def test_a_row_for_a_match_that_does_not_exist_is_caught(played, ladder2):
+def test_a_row_for_a_match_that_does_not_exist_is_caught(played):
+    ladder2 = played.ladder2
     template = RatingLedger.objects.filter(ladder=ladder2).order_by("id").first()
     ghost = ledger_row(template, match_id=987654)  # foreign keys are checked at commit
     try:
@@ -156,7 +180,8 @@ def test_a_row_for_a_match_that_does_not_exist_is_caught(played, ladder2):
     assert not ok and "match 987654" in out
 
 
-def test_rows_for_unfinished_and_unrated_matches_are_caught(played, ladder2):
+def test_rows_for_unfinished_and_unrated_matches_are_caught(played):
+    ladder2 = played.ladder2
     template = RatingLedger.objects.filter(ladder=ladder2).order_by("id").first()
     queued = Match.objects.get(status=MatchStatus.QUEUED)
     practice = Match.objects.get(rated=False)
@@ -166,7 +191,8 @@ def test_rows_for_unfinished_and_unrated_matches_are_caught(played, ladder2):
     assert "QUEUED, not DONE" in details[queued.pk] and "unrated" in details[practice.pk]
 
 
-def test_a_seat_row_that_disagrees_with_its_record_is_caught(played, ladder4):
+def test_a_seat_row_that_disagrees_with_its_record_is_caught(played):
+    ladder4 = played.ladder4
     seat = Seat.objects.filter(match__ladder=ladder4, rank=1).order_by("id").first()
     Seat.objects.filter(pk=seat.pk).update(rank=3)
     report = ratings_audit()
@@ -175,7 +201,8 @@ def test_a_seat_row_that_disagrees_with_its_record_is_caught(played, ladder4):
     ]
 
 
-def test_an_unreadable_record_falls_back_to_the_seat_rows(played, ladder4):
+def test_an_unreadable_record_falls_back_to_the_seat_rows(played):
+    ladder4 = played.ladder4
     match = Match.objects.filter(ladder=ladder4, status=MatchStatus.DONE).order_by("id").first()
     Replay.objects.filter(match=match).update(data=zlib.compress(b"{not json"))
     report = ratings_audit()
@@ -183,7 +210,8 @@ def test_an_unreadable_record_falls_back_to_the_seat_rows(played, ladder4):
     assert "cannot be read" in report.differences[0].detail
 
 
-def test_an_edited_rating_row_is_named(played, ladder2):
+def test_an_edited_rating_row_is_named(played):
+    ladder2 = played.ladder2
     rating = Rating.objects.filter(ladder=ladder2, games__gt=0).order_by("id").first()
     Rating.objects.filter(pk=rating.pk).update(wins=rating.games + 5)
     lines = [d.line() for d in ratings_audit().differences]
@@ -197,27 +225,3 @@ def test_check_refuses_an_unknown_ladder(played):
         call_command("ratings_recompute", "--check", "--ladder", "424242", stdout=StringIO())
     with pytest.raises(CommandError, match="--ladder goes with --check"):
         call_command("ratings_recompute", "--ladder", "1", stdout=StringIO())
-
-
-def test_a_new_bot_with_a_reset_version_in_a_later_season_agrees_with_the_services(ladder2, make_bot, user):
-    """The audit takes a seat's start exactly as `ratings_apply_match` does, season and reset included."""
-    old = [make_bot(), make_bot()]
-    play(ladder2, old, 11)
-    season_close(ladder_id=ladder2.pk)
-    newcomer = make_bot()
-    bot_version_set(bot_id=newcomer.pk, user=user, name="r1", reset_rating=True)
-    play_versions(ladder2, [newcomer, old[0]], 12, ["r1", ""])
-    play_versions(ladder2, [old[1], newcomer], 13, ["", "r1"])
-    report = ratings_audit()
-    assert report.identical, [d.line() for d in report.differences]
-    assert report.matches == 3
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_audit_reads_one_read_only_snapshot_of_its_own(ladder2, make_bot):
-    """Outside a caller's transaction the audit opens its own (REPEATABLE READ, READ ONLY on PostgreSQL)."""
-    bots = [make_bot(), make_bot()]
-    for seed in (21, 22):
-        play(ladder2, bots, seed)
-    report = ratings_audit(ladder_id=ladder2.pk)
-    assert report.identical and report.matches == 2 and report.ratings == 2

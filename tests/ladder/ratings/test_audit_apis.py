@@ -1,20 +1,26 @@
 """The audit over REST: staff audit the ratings against the match records (403 for anyone else, in the
-project's error format), and anyone reads a match's rating change, seat by seat, before and after."""
+project's error format), and anyone reads a match's rating change, seat by seat, before and after.
+
+The played matches are made once for the module (`module_db`); each test's changes roll back after it."""
 
 from __future__ import annotations
 
 import itertools
 
 import pytest
+from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from ladder.bots.models import Bot
+from ladder.ladders.models import Ladder
+from ladder.ladders.services import ladder_create
 from ladder.matches.models import Match, MatchStatus
 from ladder.matches.services import match_create
 from ladder.ratings import elo
 from ladder.ratings.models import RatingLedger
-from tests.ladder.conftest import play
+from tests.ladder.conftest import bot_factory, play
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("ratings-audit-apis")]
 API = "/api/v1/"
 AUDIT = f"{API}ratings/audit/"
 
@@ -25,14 +31,17 @@ def staff_api(api, staff_user):
     return api
 
 
-@pytest.fixture
-def played(ladder2, make_bot):
+@pytest.fixture(scope="module")
+def played(module_db) -> tuple[Ladder, list[Bot], list[Match]]:
+    ladder = ladder_create(game_id="expedition-v1", num_players=2)
+    make_bot = bot_factory(get_user_model().objects.create_user("audited-bots"))
     bots = [make_bot(name=f"Audited {i}") for i in range(3)]
-    matches = [play(ladder2, [bots[s % 3], bots[(s + 1) % 3]], 800 + s) for s in range(1, 7)]
-    return bots, matches
+    matches = [play(ladder, [bots[s % 3], bots[(s + 1) % 3]], 800 + s) for s in range(1, 7)]
+    return ladder, bots, matches
 
 
-def test_staff_audit_is_identical_then_names_an_edit(staff_api, ladder2, played):
+def test_staff_audit_is_identical_then_names_an_edit(staff_api, played):
+    ladder2 = played[0]
     body = staff_api.get(AUDIT).json()
     assert body["identical"] is True and body["matches"] == 6 and body["ledger_rows"] == 12
     assert body["differences"] == [] and set(body["counts"].values()) == {0}
@@ -63,8 +72,8 @@ def test_audit_is_for_staff_only_and_checks_its_input(alice_api, staff_api, play
     assert bad.status_code == 400 and "limit" in bad.json()["errors"]
 
 
-def test_rating_change_shows_each_seat_before_and_after(api, ladder2, played):
-    bots, matches = played
+def test_rating_change_shows_each_seat_before_and_after(api, played):
+    _ladder, bots, matches = played
     for match in matches:
         body = api.get(f"{API}matches/{match.pk}/rating-change/").json()
         assert body["match"] == match.pk and body["rated"] is True and body["status"] == "DONE"
@@ -89,8 +98,8 @@ def test_rating_change_shows_each_seat_before_and_after(api, ladder2, played):
     )
 
 
-def test_rating_change_of_unrated_and_missing_matches(api, ladder2, played):
-    bots, _ = played
+def test_rating_change_of_unrated_and_missing_matches(api, played):
+    ladder2, bots, _matches = played
     queued = match_create(ladder_id=ladder2.pk, bot_ids=[bots[0].pk, bots[1].pk], seed=4242)
     body = api.get(f"{API}matches/{queued.pk}/rating-change/").json()
     assert body["status"] == MatchStatus.QUEUED and body["seats"] == []

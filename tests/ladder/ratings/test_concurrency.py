@@ -1,6 +1,8 @@
 """Results for overlapping bots applied from several real threads (each with its own database connection):
 every match is rated exactly once, duplicates change nothing, two-player Elo sums are conserved, and the
-ledger rebuild matches the table. Runs on SQLite (IMMEDIATE transactions) and on PostgreSQL (row locks)."""
+ledger rebuild matches the table. Runs on SQLite (IMMEDIATE transactions) and on PostgreSQL (row locks).
+Checks from outside any transaction read one snapshot of their own: the rebuild while results are recorded,
+and the audit from the match records."""
 
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ from django.db import connection
 from engine_service.games.rng import ChanceRng
 from ladder.matches.models import MatchStatus
 from ladder.matches.services import match_create, match_mark_running, match_record_result
+from ladder.ratings.audit import ratings_audit
 from ladder.ratings.models import Rating, RatingLedger
 from ladder.ratings.services import ratings_recompute
-from tests.ladder.conftest import make_record
+from tests.ladder.conftest import make_record, play
 
 THREADS = 4
 
@@ -117,3 +120,13 @@ def test_a_check_while_results_are_recorded_always_sees_one_consistent_snapshot(
         connection.close()
     assert len(checks) >= 3 and all(checks), checks
     assert RatingLedger.objects.count() == 60
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_audit_reads_one_read_only_snapshot_of_its_own(ladder2, make_bot):
+    """Outside a caller's transaction the audit opens its own (REPEATABLE READ, READ ONLY on PostgreSQL)."""
+    bots = [make_bot(), make_bot()]
+    for seed in (21, 22):
+        play(ladder2, bots, seed)
+    report = ratings_audit(ladder_id=ladder2.pk)
+    assert report.identical and report.matches == 2 and report.ratings == 2

@@ -1,4 +1,6 @@
-"""The ledger is the truth: `ratings_recompute` rebuilds the stored ratings exactly."""
+"""The ledger is the truth: `ratings_recompute` rebuilds the stored ratings exactly.
+
+The played ladders are made once for the module (`module_db`); each test's edits roll back after it."""
 
 from __future__ import annotations
 
@@ -13,20 +15,22 @@ from django.db.models import F
 from ladder.matches.services import match_create
 from ladder.ratings.models import LedgerRowImmutable, Rating, RatingLedger, SeatTally
 from ladder.ratings.services import ratings_recompute
-from tests.ladder.conftest import play
+from tests.ladder.conftest import Field, field, play
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("ratings-recompute")]
 
 
-@pytest.fixture
-def played(ladder2, ladder4, make_bot):
-    bots = [make_bot() for _ in range(5)]
+@pytest.fixture(scope="module")
+def played(module_db) -> Field:
+    """Twelve 4-seat and twelve 2-seat matches among five bots, and a queued (unrated) one."""
+    played = field(5)
+    ladder2, ladder4, _owner, bots = played
     for seed in range(1, 13):
         four = [bots[(seed + i) % 5] for i in range(4)]
         play(ladder4, four, seed)
         play(ladder2, [bots[seed % 5], bots[(seed + 2) % 5]], seed + 100)
     match_create(ladder_id=ladder2.pk, bot_ids=[bots[0].pk, bots[1].pk], seed=999)  # queued, unrated
-    return bots
+    return played
 
 
 def test_recompute_reproduces_the_table_exactly(played):
@@ -53,7 +57,8 @@ def test_recompute_repairs_drift(played):
     assert "identical" in out.getvalue()
 
 
-def test_the_seat_tally_is_the_ledgers_totals_and_drift_in_it_is_found_and_repaired(played, ladder4):
+def test_the_seat_tally_is_the_ledgers_totals_and_drift_in_it_is_found_and_repaired(played):
+    ladder4 = played.ladder4
     tallies = {t.seat: t for t in SeatTally.objects.filter(ladder=ladder4)}
     for seat in range(4):
         rows = RatingLedger.objects.filter(ladder=ladder4, seat=seat)
@@ -69,7 +74,7 @@ def test_the_seat_tally_is_the_ledgers_totals_and_drift_in_it_is_found_and_repai
 
 
 def test_ledger_rows_chain(played):
-    for bot in played:
+    for bot in played.bots:
         rows = list(RatingLedger.objects.filter(bot=bot, ladder__num_players=4).order_by("id"))
         for previous, row in itertools.pairwise(rows):
             assert row.elo_before == previous.elo_after
@@ -85,13 +90,14 @@ def test_ledger_is_append_only(played):
         row.delete()
 
 
-def test_two_player_elo_sum_conserved(played, ladder2):
+def test_two_player_elo_sum_conserved(played):
+    ladder2 = played.ladder2
     ratings = Rating.objects.filter(ladder=ladder2)
     assert sum(r.elo for r in ratings) == pytest.approx(ladder2.elo_start * ratings.count(), abs=1e-6)
 
 
-def test_a_ledger_missing_a_row_is_reported_not_raised(played, ladder2):
-    row = RatingLedger.objects.filter(ladder=ladder2).order_by("-id").first()
+def test_a_ledger_missing_a_row_is_reported_not_raised(played):
+    row = RatingLedger.objects.filter(ladder=played.ladder2).order_by("-id").first()
     RatingLedger.objects.filter(pk=row.pk).delete()  # a 2-seat match left with one row
     report = ratings_recompute(write=False)
     assert not report.identical

@@ -1,5 +1,7 @@
 """Statistics over REST and in selectors: the ranked leaderboard with its rules, win rate by seat, a bot's
-head-to-head table, and two bots compared; bad input is a 4xx that names the problem."""
+head-to-head table, and two bots compared; bad input is a 4xx that names the problem.
+
+The rated ladders are made once for the module (`module_db`)."""
 
 from __future__ import annotations
 
@@ -7,25 +9,29 @@ import itertools
 
 import pytest
 
+from ladder.ladders.models import Ladder
 from ladder.ratings.models import RatingLedger
 from ladder.ratings.selectors import head_to_head, leaderboard_standings, seat_statistics
-from tests.ladder.conftest import play
+from tests.ladder.conftest import Field, field, play
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("ratings-statistics")]
 API = "/api/v1/"
 
 
-@pytest.fixture
-def rated(ladder2, ladder4, make_bot):
-    bots = [make_bot(name=f"Polo {i}") for i in range(4)]
+@pytest.fixture(scope="module")
+def rated(module_db) -> Field:
+    """Eight 2-seat matches among three of alice's bots, and two 4-seat matches among all four."""
+    rated = field(4, name="Polo")
+    ladder2, ladder4, _owner, bots = rated
     for seed in range(1, 9):
         play(ladder2, [bots[seed % 3], bots[(seed + 1) % 3]], seed)
     play(ladder4, bots, 40)
     play(ladder4, bots[::-1], 41)
-    return bots
+    return rated
 
 
-def test_leaderboard_rows_carry_the_rules(api, rated, ladder2):
+def test_leaderboard_rows_carry_the_rules(api, rated):
+    ladder2 = rated.ladder2
     body = api.get(f"{API}ladders/{ladder2.pk}/leaderboard/").json()
     rows = body["results"]
     assert len(rows) == 3
@@ -44,7 +50,8 @@ def test_leaderboard_rows_carry_the_rules(api, rated, ladder2):
     assert "mu - 3 sigma" in description and "Wilson" in description and "provisional_sigma" in description
 
 
-def test_leaderboard_pages_keep_ladder_wide_ranks(api, rated, ladder2, user):
+def test_leaderboard_pages_keep_ladder_wide_ranks(api, rated):
+    ladder2, user = rated.ladder2, rated.owner
     rows, url = [], f"{API}ladders/{ladder2.pk}/leaderboard/?page_size=1"
     while url:
         page = api.get(url).json()
@@ -59,12 +66,14 @@ def test_leaderboard_pages_keep_ladder_wide_ranks(api, rated, ladder2, user):
     assert api.get(f"{API}ladders/{ladder2.pk}/leaderboard/?owner=nobody").json()["results"] == []
 
 
-def test_provisional_mark_follows_the_ladder_threshold(rated, ladder2):
+def test_provisional_mark_follows_the_ladder_threshold(rated):
+    ladder2 = Ladder.objects.get(pk=rated.ladder2.pk)  # a copy of its own to change
     ladder2.provisional_sigma = 9.0  # above every sigma: nobody is provisional
     assert not any(r.provisional for r in leaderboard_standings(ladder=ladder2))
 
 
-def test_seat_statistics(api, rated, ladder2, ladder4):
+def test_seat_statistics(api, rated):
+    ladder2, ladder4 = rated.ladder2, rated.ladder4
     stats = seat_statistics(ladder=ladder2)
     assert [s.seat for s in stats] == [0, 1] and sum(s.games for s in stats) == 16
     assert sum(s.wins for s in stats) >= 8  # a shared first place counts for both seats
@@ -76,8 +85,9 @@ def test_seat_statistics(api, rated, ladder2, ladder4):
     assert api.get(f"{API}ladders/999999/seats/").status_code == 404
 
 
-def test_head_to_head_matches_the_ledger(api, rated, ladder2):
-    a, b = rated[0], rated[1]
+def test_head_to_head_matches_the_ledger(api, rated):
+    ladder2 = rated.ladder2
+    a, b = rated.bots[0], rated.bots[1]
     table = head_to_head(bot_id=a.pk, ladder_id=ladder2.pk, opponent_id=b.pk)
     assert len(table) == 1
     h = table[0]
@@ -96,8 +106,9 @@ def test_head_to_head_matches_the_ledger(api, rated, ladder2):
     assert api.get(f"{API}bots/999999/head-to-head/").status_code == 404
 
 
-def test_compare_two_bots(api, rated, ladder2, ladder4):
-    a, b, c = rated[0], rated[1], rated[3]
+def test_compare_two_bots(api, rated):
+    ladder2, ladder4 = rated.ladder2, rated.ladder4
+    a, b, c = rated.bots[0], rated.bots[1], rated.bots[3]
     body = api.get(f"{API}bots/{a.pk}/compare/{b.pk}/").json()
     assert [x["id"] for x in body["bots"]] == [a.pk, b.pk]
     by_ladder = {item["ladder"]["id"]: item for item in body["ladders"]}

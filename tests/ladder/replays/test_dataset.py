@@ -1,7 +1,9 @@
 """The dataset export over REST: rows of a seeded finished match match its record (each seat's own
 observation at each step, its legal actions, its chosen action, the final rank and score), no row holds
 another seat's hidden items, the filters (bots, dates, minimum rating, other ladders, unfinished matches and
-duplicate sets still in play), cursor paging that resumes, Parquet, clear errors and the throttle."""
+duplicate sets still in play), cursor paging that resumes, Parquet, clear errors and the throttle.
+
+The two played matches are made once for the module (`module_db`); each test's changes roll back after it."""
 
 from __future__ import annotations
 
@@ -11,20 +13,23 @@ from datetime import timedelta
 
 import pyarrow.parquet as pq
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.settings import api_settings
 
 from engine_service.games.rng import ChanceRng
 from engine_service.referee import MatchRecord, replay
+from ladder.bots.models import Bot
+from ladder.ladders.models import Ladder
 from ladder.ladders.services import ladder_create
 from ladder.matches.models import Match
 from ladder.matches.services import match_create
 from ladder.ratings.models import RatingLedger
 from ladder.replays import dataset
-from tests.ladder.conftest import play
+from tests.ladder.conftest import bot_factory, play
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("replays-dataset")]
 
 
 def rows_of(api, ladder_id: int, **params) -> tuple[list[dict], object]:
@@ -34,11 +39,13 @@ def rows_of(api, ladder_id: int, **params) -> tuple[list[dict], object]:
     return [json.loads(line) for line in body.splitlines()], response
 
 
-@pytest.fixture
-def played(ladder2, make_bot):
+@pytest.fixture(scope="module")
+def played(module_db) -> tuple[Ladder, list[Bot], list[Match]]:
+    ladder = ladder_create(game_id="expedition-v1", num_players=2)
+    make_bot = bot_factory(get_user_model().objects.create_user("seat-bots"))
     bots = [make_bot(name=f"seat bot {i}") for i in range(3)]
-    matches = [play(ladder2, [bots[0], bots[1]], seed=41), play(ladder2, [bots[1], bots[2]], seed=42)]
-    return ladder2, bots, matches
+    matches = [play(ladder, [bots[0], bots[1]], seed=41), play(ladder, [bots[1], bots[2]], seed=42)]
+    return ladder, bots, matches
 
 
 def test_rows_of_a_finished_match_are_its_record_seen_by_each_seat(played, api):

@@ -1,8 +1,9 @@
 """The move list, the clocks and the score series of a finished match over REST, for every game on a seeded
-match: one entry per action in the game's words (never its id), grouped by round and turn, each seat's
-clock as the record measured it (seconds used, bank left) on the moves and on every frame, the running score
-per seat at every step ending on the result's scores, paging with clear errors, and a seat's frames still
-holding nothing of another seat's hidden items."""
+match (a greedy house bot against two random ones: quicker to play than three greedy ones): one entry per
+action in the game's words (never its id), grouped by round and turn, each seat's clock as the record
+measured it (seconds used, bank left) on the moves and on every frame, the running score per seat at every
+step ending on the result's scores, paging with clear errors, and a seat's frames still holding nothing of
+another seat's hidden items."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _finished(game_id: str, make_bot, clocks=None, options=None) -> tuple[int, M
     bots = [make_bot(name=f"{game_id} {i}", games=(game_id,)) for i in range(3)]
     match = match_create(ladder_id=ladder.pk, bot_ids=[b.pk for b in bots], seed=7)
     assert match_mark_running(match_id=match.pk)
-    record = make_record(match, ("greedy",) * 3)
+    record = make_record(match, ("greedy", "random", "random"))
     if clocks is not None:
         record.clocks = clocks(record)
     assert match_record_result(match_id=match.pk, record=record)

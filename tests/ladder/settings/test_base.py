@@ -89,14 +89,15 @@ def test_the_procfile_gateway_authenticates_a_bot(tmp_path):
         CARAVANSERAI_GATEWAY_ADDR=f"127.0.0.1:{bot_port}",
         CARAVANSERAI_RELAY_ADDR=f"127.0.0.1:{free_port()}",
     )
-    assert manage(env, "migrate", "-v", "0").returncode == 0
-    made = manage(
+    made = manage(  # the database migrated and a bot registered, in one process
         env,
         "shell",
         "-c",
+        "from django.core.management import call_command; call_command('migrate', verbosity=0); "
         "from django.contrib.auth.models import User; from ladder.bots.services import bot_create; "
         "print(bot_create(owner=User.objects.create_user('op'), name='Procfile', games=['expedition-v1'])[1])",
     )
+    assert made.returncode == 0, made.stdout + made.stderr
     token = made.stdout.strip().splitlines()[-1]
     gateway = subprocess.Popen(
         procfile_command("gateway"), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

@@ -21,11 +21,11 @@ SEED = 424_242_424_242_424_242
 
 
 @pytest.fixture
-def cancelled(ladder2, house_bots) -> tuple[Tournament, list[Match]]:
+def cancelled(ladder2, quick_house_bots) -> tuple[Tournament, list[Match]]:
     """A round robin of four house bots cancelled after its first round was paired: one of its two
     tables RUNNING, the other QUEUED."""
     t = services.tournament_create(
-        ladder_id=ladder2.pk, bot_ids=[b.pk for b in house_bots[:4]], format="round_robin", seed=SEED
+        ladder_id=ladder2.pk, bot_ids=[b.pk for b in quick_house_bots[:4]], format="round_robin", seed=SEED
     )
     ids = services.tournament_pair_next_round(tournament_id=t.pk)
     assert len(ids) == 2
@@ -74,9 +74,9 @@ def test_a_match_sharing_a_tables_seed_keeps_it_hidden(cancelled, api, make_bot)
     assert shown_anywhere(t, api) == ["REST detail", "REST list", "page"]
 
 
-def test_a_running_tournament_hides_its_seed_even_between_rounds(ladder2, house_bots, api):
+def test_a_running_tournament_hides_its_seed_even_between_rounds(ladder2, quick_house_bots, api):
     t = services.tournament_create(
-        ladder_id=ladder2.pk, bot_ids=[b.pk for b in house_bots[:2]], format="round_robin", seed=SEED
+        ladder_id=ladder2.pk, bot_ids=[b.pk for b in quick_house_bots[:2]], format="round_robin", seed=SEED
     )
     assert shown_anywhere(t, api) == []  # no round paired yet: nothing in play, but more to come
     (only,) = services.tournament_pair_next_round(tournament_id=t.pk)

@@ -15,7 +15,7 @@ from ladder.tournaments.models import Tournament, TournamentStatus
 from workers.celery_app import app
 from workers.tournaments import start_tournament
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def play_out(tournament: Tournament) -> int:
@@ -35,8 +35,8 @@ def play_out(tournament: Tournament) -> int:
         rounds += 1
 
 
-def test_bad_tournaments_are_refused(ladder2, house_bots, make_bot):
-    ids = [b.pk for b in house_bots]
+def test_bad_tournaments_are_refused(ladder2, quick_house_bots, make_bot):
+    ids = [b.pk for b in quick_house_bots]
     for kwargs, field in [
         ({"ladder_id": 9999, "bot_ids": ids, "format": "swiss"}, "ladder"),
         ({"ladder_id": ladder2.pk, "bot_ids": ids, "format": "knockout"}, "format"),
@@ -59,8 +59,8 @@ def test_bad_tournaments_are_refused(ladder2, house_bots, make_bot):
     assert not Tournament.objects.exists()
 
 
-def test_round_robin_meets_everyone_once_and_ranks_by_points(ladder2, house_bots, api):
-    bots = house_bots[:4]
+def test_round_robin_meets_everyone_once_and_ranks_by_points(ladder2, quick_house_bots, api):
+    bots = quick_house_bots[:4]
     t = services.tournament_create(
         ladder_id=ladder2.pk, bot_ids=[b.pk for b in bots], format="round_robin", seed=3
     )
@@ -91,9 +91,9 @@ def test_round_robin_meets_everyone_once_and_ranks_by_points(ladder2, house_bots
     assert api.get("/tournaments/99999/").status_code == 404
 
 
-def test_swiss_with_an_odd_field_gives_byes_worth_half(ladder2, house_bots):
+def test_swiss_with_an_odd_field_gives_byes_worth_half(ladder2, quick_house_bots):
     t = services.tournament_create(
-        ladder_id=ladder2.pk, bot_ids=[b.pk for b in house_bots], format="swiss", rounds=3, seed=9
+        ladder_id=ladder2.pk, bot_ids=[b.pk for b in quick_house_bots], format="swiss", rounds=3, seed=9
     )
     assert play_out(t) == 3
     rounds = list(t.rounds.order_by("number"))
@@ -106,9 +106,10 @@ def test_swiss_with_an_odd_field_gives_byes_worth_half(ladder2, house_bots):
     assert sum(row["byes"] for row in data["standings"]) == 3
 
 
-def test_the_canvas_plays_every_round(ladder4, house_bots, settings):
+@pytest.mark.django_db(transaction=True)  # the eager canvas's match tasks open connections of their own
+def test_the_canvas_plays_every_round(ladder4, quick_house_bots, settings):
     t = services.tournament_create(
-        ladder_id=ladder4.pk, bot_ids=[b.pk for b in house_bots[:4]], format="swiss", rounds=2, seed=4
+        ladder_id=ladder4.pk, bot_ids=[b.pk for b in quick_house_bots[:4]], format="swiss", rounds=2, seed=4
     )
     app.conf.task_always_eager = True
     try:
@@ -120,10 +121,12 @@ def test_the_canvas_plays_every_round(ladder4, house_bots, settings):
     assert Match.objects.filter(tournament_match__round__tournament=t, status=MatchStatus.DONE).count() == 2
 
 
-def test_only_staff_create_tournaments_over_rest(ladder2, house_bots, api, staff_user, user, monkeypatch):
+def test_only_staff_create_tournaments_over_rest(
+    ladder2, quick_house_bots, api, staff_user, user, monkeypatch
+):
     started = []
     monkeypatch.setattr("ladder.tournaments.apis._start", lambda tid: started.append(tid))
-    payload = {"ladder": ladder2.pk, "bots": [b.pk for b in house_bots[:3]], "format": "round_robin"}
+    payload = {"ladder": ladder2.pk, "bots": [b.pk for b in quick_house_bots[:3]], "format": "round_robin"}
     api.force_authenticate(user)
     assert api.post("/api/v1/tournaments/", payload, format="json").status_code == 403
     api.force_authenticate(staff_user)
