@@ -12,11 +12,9 @@ CARAVANSERAI_BENCH_SPACE_JOBS processes (default 2). Results: bench/results/acti
 from __future__ import annotations
 
 import os
-import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from bench.common import print_table, write_results
+from bench.common import check_settings
 from engine_service.envs.action_space import ActionSpaceError, action_space
 from engine_service.envs.space_check import check_random_game, settings
 
@@ -48,40 +46,17 @@ def check_setting(game_id: str, players: int, options: dict[str, object], games:
 
 
 def main() -> int:
-    games = int(os.environ.get("CARAVANSERAI_BENCH_SPACE_GAMES", "120"))
-    jobs = int(os.environ.get("CARAVANSERAI_BENCH_SPACE_JOBS", "2"))
-    load = [round(x, 2) for x in os.getloadavg()]
-    started = time.monotonic()
-    with ProcessPoolExecutor(jobs) as pool:
-        rows = list(pool.map(check_setting, *zip(*[(*s, games) for s in settings()], strict=True)))
-    table = [
-        [
-            r["game"],
-            r["players"],
-            r["options"] or "",
-            r["games"],
-            r["decisions"],
-            r["actions"],
-            r["failed_games"],
-        ]
-        for r in rows
-    ]
-    print_table(["game", "players", "options", "games", "decisions", "actions", "failed"], table)
-    total = {k: sum(r[k] for r in rows) for k in ("games", "decisions", "actions", "failed_games")}
-    print(f"in all: {total}; load average {load} -> {[round(x, 2) for x in os.getloadavg()]}")
-    for r in rows:
-        for failure in r["failures"]:
-            print("FAILED", failure)
-    write_results(
+    return check_settings(
         "action_space",
-        {
-            "load_average_at_start": load,
-            "seconds": round(time.monotonic() - started, 1),
-            "total": total,
-            "settings": rows,
-        },
+        check_setting,
+        list(settings()),
+        int(os.environ.get("CARAVANSERAI_BENCH_SPACE_GAMES", "120")),
+        (
+            ["game", "players", "options", "games", "decisions", "actions", "failed"],
+            ["game", "players", "options", "games", "decisions", "actions", "failed_games"],
+        ),
+        jobs=int(os.environ.get("CARAVANSERAI_BENCH_SPACE_JOBS", "2")),
     )
-    return 1 if total["failed_games"] else 0
 
 
 if __name__ == "__main__":

@@ -17,15 +17,13 @@ Results: bench/results/conformance.json.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any
 
 import pytest
 
-from bench.common import print_table, write_results
+from bench.common import check_settings
 from tests.engine_service.games import test_conformance as conformance
 from tests.engine_service.games.test_reference import check_random_game_against_reference
 
@@ -69,31 +67,17 @@ def check_setting(game_id: str, players: int, options: dict[str, Any], seeds: in
 
 
 def main() -> int:
-    seeds = int(os.environ.get("CARAVANSERAI_BENCH_CONFORMANCE_SEEDS", "20"))
-    jobs = int(os.environ.get("CARAVANSERAI_BENCH_CONFORMANCE_JOBS", "2"))
-    load = [round(x, 2) for x in os.getloadavg()]
-    started = time.monotonic()
-    with ProcessPoolExecutor(jobs) as pool:
-        rows = list(pool.map(check_setting, *zip(*[(*c, seeds) for c in conformance.CONFIGS], strict=True)))
-    table = [
-        [r["game"], r["players"], r["options"] or "", r["seeds"], r["passed"], r["failed"]] for r in rows
-    ]
-    print_table(["game", "players", "options", "seeds", "checks passed", "failed"], table)
-    total = {k: sum(r[k] for r in rows) for k in ("passed", "failed")}
-    print(f"in all: {total}; load average {load} -> {[round(x, 2) for x in os.getloadavg()]}")
-    for r in rows:
-        for failure in r["failures"]:
-            print("FAILED", failure)
-    write_results(
+    return check_settings(
         "conformance",
-        {
-            "load_average_at_start": load,
-            "seconds": round(time.monotonic() - started, 1),
-            "total": total,
-            "settings": rows,
-        },
+        check_setting,
+        conformance.CONFIGS,
+        int(os.environ.get("CARAVANSERAI_BENCH_CONFORMANCE_SEEDS", "20")),
+        (
+            ["game", "players", "options", "seeds", "checks passed", "failed"],
+            ["game", "players", "options", "seeds", "passed", "failed"],
+        ),
+        jobs=int(os.environ.get("CARAVANSERAI_BENCH_CONFORMANCE_JOBS", "2")),
     )
-    return 1 if total["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +111,31 @@ def module_at_revision(path: str, revision: str, name: str) -> types.ModuleType:
         del sys.modules[name]
         raise
     return module
+
+
+def check_settings(
+    name: str,
+    check: Callable[..., dict[str, Any]],
+    settings: Sequence[tuple[Any, ...]],
+    per_setting: int,
+    table: tuple[Sequence[str], Sequence[str]],
+    jobs: int,
+) -> int:
+    """Each setting through `check(*setting, per_setting)` on `jobs` processes, each returning a row (counts,
+    and its `failures`); prints `table` (headers, and the row keys under them), the sums of its counts after
+    the first three columns (game, players, options; the last sum counts the failures), every failure and
+    the load average; writes the results as `name`. Exit status 1 if anything failed."""
+    load = [round(x, 2) for x in os.getloadavg()]
+    started = time.monotonic()
+    with ProcessPoolExecutor(jobs) as pool:
+        rows = list(pool.map(check, *zip(*[(*s, per_setting) for s in settings], strict=True)))
+    headers, keys = table
+    print_table(headers, [["" if r[k] in (None, {}) else r[k] for k in keys] for r in rows])
+    total = {k: sum(r[k] for r in rows) for k in keys[3:]}
+    print(f"in all: {total}; load average {load} -> {[round(x, 2) for x in os.getloadavg()]}")
+    for r in rows:
+        for failure in r["failures"]:
+            print("FAILED", failure)
+    results = {"load_average_at_start": load, "seconds": round(time.monotonic() - started, 1)}
+    write_results(name, {**results, "total": total, "settings": rows})
+    return 1 if total[keys[-1]] else 0
