@@ -1,7 +1,7 @@
 """Every frame of a recorded match of each game and option variant drawn in headless Chromium, as the table
 and as each seat, with no script error and no seat's view showing another seat's hidden items: the full
 form of tests/ladder/web/test_replay_viewer.py::test_every_frame_draws_for_every_seat, which draws a
-sample of the frames in the suite.
+sample of the frames in the suite (as the table; each seat a share of it).
 
 It runs that test twice side by side, every frame (VIEWER_FRAME_STRIDE=1) and the suite's sample, on the
 embedded defaults (SQLite), and reports each variant's seconds for both and their ratio: what the sample
@@ -36,7 +36,7 @@ def run(stride: str | None) -> tuple[dict[str, float], int]:
         env["VIEWER_FRAME_STRIDE"] = stride
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "junit.xml"
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", f"--junitxml={report}", TEST]
+        argv = [sys.executable, "-m", "pytest", "-q", "-n", "0", f"--junitxml={report}", TEST]
         status = subprocess.run(argv, cwd=ROOT, env=env).returncode
         cases = ET.parse(report).getroot().iter("testcase") if report.exists() else iter(())
         return {

@@ -16,7 +16,7 @@ from django.test import Client
 from ladder.analysis.models import AnalysisStatus, MatchAnalysis
 from ladder.analysis.selectors import worst_decisions
 from tests.ladder.conftest import play
-from tests.ladder.web.conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from tests.ladder.web.conftest import ARTIFACTS, launched, open_as
 from workers import leases
 from workers.analysis import run_analysis
 from workers.celery_app import app
@@ -69,74 +69,57 @@ def owned(ladder2, make_bot, user, django_user_model, settings, monkeypatch, tmp
     worker.join()
 
 
-def _page(browser, live_server, session: str | None, path: str):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1200, "height": 1000})
-    if session:
-        host = live_server.url.split("//", 1)[1].split(":", 1)[0]
-        context.add_cookies([{"name": "sessionid", "value": session, "domain": host, "path": "/"}])
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_server.url}{path}")
-    return context, page, errors
-
-
 def test_the_owner_asks_sees_the_progress_then_the_marks_and_the_better_move(owned, live_server) -> None:
-    from playwright.sync_api import sync_playwright
-
     match, session, worker = owned
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context, page, errors = _page(browser, live_server, session, f"/matches/{match.pk}/")
-            page.locator("#viewer[data-moves=ready]").wait_for()
-            button = page.locator("#analysis-request")
-            assert button.is_visible() and button.inner_text() == "Analyse this match"
-            button.click()
-            page.locator("#analysis[data-status=QUEUED]").wait_for()
-            assert page.locator("#analysis-progress").is_visible() and not button.is_visible()
-            assert "Queued" in page.locator("#analysis-state").inner_text()
-            worker.gate.set()  # the worker takes it
-            page.locator("#analysis[data-status=DONE]").wait_for(timeout=120_000)
-            assert worker.outcomes == ["done"]
+    with launched() as browser:
+        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        open_as(page, live_server, session, f"/matches/{match.pk}/")
+        page.locator("#viewer[data-moves=ready]").wait_for()
+        button = page.locator("#analysis-request")
+        assert button.is_visible() and button.inner_text() == "Analyse this match"
+        button.click()
+        page.locator("#analysis[data-status=QUEUED]").wait_for()
+        assert page.locator("#analysis-progress").is_visible() and not button.is_visible()
+        assert "Queued" in page.locator("#analysis-state").inner_text()
+        worker.gate.set()  # the worker takes it
+        page.locator("#analysis[data-status=DONE]").wait_for(timeout=120_000)
+        worker.join()  # the task's thread returns after it stored the analysis the page shows
+        assert worker.outcomes == ["done"]
 
-            analysis = _stored(match.pk)
-            worst = worst_decisions(analysis.reviews)
-            assert len(worst) == 5, analysis.reviews
-            flags = page.locator("#rv-moves .rv-analysis-flag")
-            assert flags.count() == 5 and flags.first.is_visible()
-            marked = page.locator("#rv-moves a.rv-move.rv-analysis-lost")
-            marked_steps = sorted(int(marked.nth(i).get_attribute("data-step")) for i in range(5))
-            assert marked_steps == sorted(r["step"] + 1 for r in worst)
-            first = page.locator(f'#rv-moves a.rv-move[data-step="{worst[0]["step"] + 1}"]')
-            assert f"Better: {worst[0]['best_words']}" in (first.get_attribute("title") or "")
-            assert not page.locator("#analysis-progress").is_visible()
-            assert page.locator("#analysis-worst li").count() == 5
+        analysis = _stored(match.pk)
+        worst = worst_decisions(analysis.reviews)
+        assert len(worst) == 5, analysis.reviews
+        flags = page.locator("#rv-moves .rv-analysis-flag")
+        assert flags.count() == 5 and flags.first.is_visible()
+        marked = page.locator("#rv-moves a.rv-move.rv-analysis-lost")
+        marked_steps = sorted(int(marked.nth(i).get_attribute("data-step")) for i in range(5))
+        assert marked_steps == sorted(r["step"] + 1 for r in worst)
+        first = page.locator(f'#rv-moves a.rv-move[data-step="{worst[0]["step"] + 1}"]')
+        assert f"Better: {worst[0]['best_words']}" in (first.get_attribute("title") or "")
+        assert not page.locator("#analysis-progress").is_visible()
+        assert page.locator("#analysis-worst li").count() == 5
 
-            first.click()  # the viewer goes to the move: the note beside the board says what was better
-            note = page.locator("#rv-analysis-note")
-            note.wait_for()
-            assert note.get_attribute("data-step") == str(worst[0]["step"])
-            better = note.locator(".rv-better").inner_text()
-            assert better.startswith(f"Better: {worst[0]['best_words']} (estimated +")
-            assert worst[0]["played_words"] in note.inner_text()
-            page.screenshot(path=str(ARTIFACTS / "match-analysis.png"), full_page=True)
-            _check_the_lead_graph(page, match.steps)
-            flags.first.scroll_into_view_if_needed()  # the move list, a marked move in view
-            page.locator("#rv-moves").screenshot(path=str(ARTIFACTS / "match-analysis-moves.png"))
-            assert errors == []
-            page.wait_for_load_state("networkidle")
-            context.close()
+        first.click()  # the viewer goes to the move: the note beside the board says what was better
+        note = page.locator("#rv-analysis-note")
+        note.wait_for()
+        assert note.get_attribute("data-step") == str(worst[0]["step"])
+        better = note.locator(".rv-better").inner_text()
+        assert better.startswith(f"Better: {worst[0]['best_words']} (estimated +")
+        assert worst[0]["played_words"] in note.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "match-analysis.png"), full_page=True)
+        _check_the_lead_graph(page, match.steps)
+        flags.first.scroll_into_view_if_needed()  # the move list, a marked move in view
+        page.locator("#rv-moves").screenshot(path=str(ARTIFACTS / "match-analysis-moves.png"))
+        assert errors == []
+        page.wait_for_load_state("networkidle")
 
-            # a visitor: the same marks, and no button
-            context, page, errors = _page(browser, live_server, None, f"/matches/{match.pk}/")
-            page.locator("#viewer[data-analysis-marks='5']").wait_for()
-            assert page.locator("#analysis-request").count() == 0 and errors == []
-            page.wait_for_load_state("networkidle")
-            context.close()
-        finally:
-            browser.close()
+        # a visitor: the same marks, and no button
+        open_as(page, live_server, None, f"/matches/{match.pk}/")
+        page.locator("#viewer[data-analysis-marks='5']").wait_for()
+        assert page.locator("#analysis-request").count() == 0 and errors == []
+        page.wait_for_load_state("networkidle")
 
 
 def _check_the_lead_graph(page, steps: int) -> None:  # type: ignore[no-untyped-def]

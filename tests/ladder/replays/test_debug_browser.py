@@ -9,7 +9,7 @@ from django.test import Client
 
 from ladder.matches.services import match_create, match_mark_running, match_record_result
 from tests.ladder.conftest import make_record
-from tests.ladder.web.conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from tests.ladder.web.conftest import ARTIFACTS, launched, open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,46 +35,29 @@ def finished(ladder2, make_bot, user, other_user):
     return match, steps, cookies
 
 
-def _page(browser, live_server, session: str, path: str):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    host = live_server.url.split("//", 1)[1].split(":", 1)[0]
-    context.add_cookies([{"name": "sessionid", "value": session, "domain": host, "path": "/"}])
-    page = context.new_page()
-    page.goto(f"{live_server.url}{path}")
-    return context, page
-
-
 def test_the_owner_sees_each_steps_text_linked_to_the_replay(finished, live_server) -> None:
-    from playwright.sync_api import sync_playwright
-
     match, steps, cookies = finished
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context, page = _page(browser, live_server, cookies["owner"], f"/matches/{match.pk}/")
-            page.locator("#debug li").first.wait_for()
-            assert page.locator("#debug").is_visible()
-            items = page.locator("#debug li")
-            assert items.count() == len(steps)
-            first = items.first
-            assert first.locator("pre").inner_text() == f"owner-text {steps[0]} {HTML}"
-            assert page.locator("#injected").count() == 0
-            href = first.locator("a").get_attribute("href")
-            assert href == f"/matches/{match.pk}/?step={steps[0]}&seat=0#replay"
-            assert "opponent-text" not in page.content()
-            page.screenshot(path=str(ARTIFACTS / "debug-panel.png"), full_page=True)
-            page.wait_for_load_state("networkidle")
-            first.locator("a").click()  # the replay at that step, the step marked in the list
-            page.locator("#debug li.debug-current").wait_for()
-            assert page.locator("#debug li.debug-current").get_attribute("data-step") == str(steps[0])
-            page.wait_for_load_state("networkidle")
-            context.close()
+    with launched() as browser:
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        open_as(page, live_server, cookies["owner"], f"/matches/{match.pk}/")
+        page.locator("#debug li").first.wait_for()
+        assert page.locator("#debug").is_visible()
+        items = page.locator("#debug li")
+        assert items.count() == len(steps)
+        first = items.first
+        assert first.locator("pre").inner_text() == f"owner-text {steps[0]} {HTML}"
+        assert page.locator("#injected").count() == 0
+        href = first.locator("a").get_attribute("href")
+        assert href == f"/matches/{match.pk}/?step={steps[0]}&seat=0#replay"
+        assert "opponent-text" not in page.content()
+        page.screenshot(path=str(ARTIFACTS / "debug-panel.png"), full_page=True)
+        page.wait_for_load_state("networkidle")
+        first.locator("a").click()  # the replay at that step, the step marked in the list
+        page.locator("#debug li.debug-current").wait_for()
+        assert page.locator("#debug li.debug-current").get_attribute("data-step") == str(steps[0])
+        page.wait_for_load_state("networkidle")
 
-            context, page = _page(browser, live_server, cookies["opponent"], f"/matches/{match.pk}/")
-            page.wait_for_load_state("networkidle")  # the panel's request answered (its texts only)
-            texts = page.locator("#debug pre").all_inner_texts()
-            assert texts == ["opponent-text"] and "owner-text" not in page.content()
-            context.close()
-        finally:
-            browser.close()
+        open_as(page, live_server, cookies["opponent"], f"/matches/{match.pk}/")
+        page.wait_for_load_state("networkidle")  # the panel's request answered (its texts only)
+        texts = page.locator("#debug pre").all_inner_texts()
+        assert texts == ["opponent-text"] and "owner-text" not in page.content()

@@ -13,17 +13,19 @@ its words differ."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import axe_playwright_python
 import pytest
 
-from ladder.ladders.services import ladder_create
-from ladder.matches.services import match_create, match_mark_running
-from ladder.replays.services import live_progress_publish
-from tests.ladder.conftest import make_record
-from tests.ladder.web.test_replay_viewer import DESKTOP, PHONE, Recorded, _recorded
+from tests.ladder.web.conftest import PHONE, Recorded
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# one process, one Chromium and one page for the module's tests (tests/conftest.py)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("accessibility"),
+]
 
 AXE = Path(axe_playwright_python.__file__).parent / "axe.min.js"
 
@@ -45,19 +47,23 @@ MOVES = "#rv-moves .rv-rounds"  # the move list's moves
 MOVES_CHECKED_IN = "expedition-v1"
 
 
+@pytest.fixture(scope="module")
+def context_options() -> dict[str, Any]:
+    return {"bypass_csp": True}  # to inject axe
+
+
 def _violations(page, exclude: str | None = None) -> list[str]:
     return page.evaluate(SERIOUS, exclude)
 
 
 @pytest.fixture(params=GAMES, ids=[game_id.rsplit("-v", 1)[0] for game_id, _players, _options in GAMES])
-def recorded(request, make_bot) -> tuple[Recorded, bool]:
+def recorded(request, record_match) -> tuple[Recorded, bool]:
     game_id, players, options = request.param
-    return _recorded(game_id, players, options, make_bot, seed=5), game_id == MOVES_CHECKED_IN
+    return record_match(game_id, players, options), game_id == MOVES_CHECKED_IN
 
 
-def test_the_replay_has_no_serious_accessibility_violation(recorded, live_server, browser):
+def test_the_replay_has_no_serious_accessibility_violation(recorded, live_server, page):
     match, check_moves = recorded
-    page = browser.new_page(viewport=DESKTOP, bypass_csp=True)  # to inject axe
     page.goto(f"{live_server.url}/matches/{match.pk}/?step={match.steps // 2}&seat=1")
     page.wait_for_selector(f"#viewer[data-moves='ready'][data-rendered-step='{match.steps // 2}']")
     page.add_script_tag(path=str(AXE))
@@ -67,27 +73,18 @@ def test_the_replay_has_no_serious_accessibility_violation(recorded, live_server
     page.wait_for_selector(f"#viewer[data-rendered-step='{match.steps}'] #rv-result")
     found["phone, final, seat 1"] = _violations(page, exclude=MOVES)
     page.wait_for_load_state("networkidle")
-    page.close()
     assert all(not v for v in found.values()), found
 
 
 @pytest.fixture
-def running(make_bot):
-    ladder = ladder_create(game_id="voyages-v1", num_players=2)
-    bots = [make_bot(name=f"live {i}", games=("voyages-v1",)) for i in range(2)]
-    match = match_create(ladder_id=ladder.pk, bot_ids=[b.pk for b in bots], seed=5)
-    assert match_mark_running(match_id=match.pk)
-    record = make_record(match)
-    clocks = {step: [0.25, 30.0 - step / 10] for step in range(20)}
-    assert live_progress_publish(match_id=match.pk, actions=record.actions[:20], clocks=clocks)
-    return match
+def running(live_match):
+    clocks: dict[int, list[float | None]] = {step: [0.25, 30.0 - step / 10] for step in range(20)}
+    return live_match("voyages-v1", seed=5, published=20, clocks=clocks)[0]
 
 
-def test_the_live_view_has_no_serious_accessibility_violation(running, live_server, browser):
-    page = browser.new_page(viewport=DESKTOP, bypass_csp=True)
+def test_the_live_view_has_no_serious_accessibility_violation(running, live_server, page):
     page.goto(f"{live_server.url}/matches/{running.pk}/")
     page.wait_for_selector("#viewer[data-rendered-step='20']")
     assert page.locator("#rv-clocks").is_visible() and page.locator("#rv-graph").is_visible()
     page.add_script_tag(path=str(AXE))
     assert _violations(page) == []
-    page.close()

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ladder.web.test_replay_viewer import DESKTOP, Recorded, _recorded
+from tests.ladder.web.conftest import Recorded
+from tests.ladder.web.test_replay_viewer import show
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# one process, one Chromium and one page for the module's tests (tests/conftest.py)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("board-labels"),
+]
 
 GAMES = ["expedition-v1", "voyages-v1", "mp2-v1", "dragonda-v1"]
 
@@ -30,17 +36,16 @@ OVERLAPS = """() => {
 
 
 @pytest.fixture(params=GAMES, ids=lambda g: g.rsplit("-v", 1)[0])
-def recorded(request, make_bot) -> Recorded:
-    return _recorded(request.param, 3, {}, make_bot, seed=31)
+def recorded(request, record_match) -> Recorded:
+    return record_match(request.param, 3)
 
 
-def test_no_board_label_covers_another(recorded, live_server, browser):
+def test_no_board_label_covers_another(recorded, live_server, page):
     match = recorded
-    page = browser.new_page(viewport=DESKTOP)
-    found = {}
-    for step in (0, match.steps // 2, match.steps):  # the board's marks change over the game
-        page.goto(f"{live_server.url}/matches/{match.pk}/?step={step}")
-        page.wait_for_selector(f"#viewer[data-rendered-step='{step}']")
+    page.goto(f"{live_server.url}/matches/{match.pk}/")
+    page.wait_for_selector("#viewer[data-rendered-step='0']")
+    found = {0: page.evaluate(OVERLAPS)}
+    for step in (match.steps // 2, match.steps):  # the board's marks change over the game
+        show(page, step, seat="")
         found[step] = page.evaluate(OVERLAPS)
     assert all(not v for v in found.values()), found
-    page.close()

@@ -7,9 +7,14 @@ from __future__ import annotations
 import pytest
 
 from tests.ladder.conftest import play
-from tests.ladder.web.conftest import ARTIFACTS
+from tests.ladder.web.conftest import ARTIFACTS, PHONE
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# one process, one Chromium and one page for the module's tests (tests/conftest.py)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("browser-pages"),
+]
 
 
 @pytest.fixture
@@ -20,8 +25,8 @@ def ladder_data(ladder2, ladder4, make_bot):
     return bots, matches
 
 
-def test_leaderboard_page(ladder_data, ladder4, live_server, browser):
-    page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
+def test_leaderboard_page(ladder_data, ladder4, live_server, page):
+    page.set_viewport_size(PHONE)
     page.goto(f"{live_server.url}/ladders/{ladder4.slug}/")
     rows = page.locator("#leaderboard tbody tr")
     assert rows.count() == 4
@@ -30,12 +35,11 @@ def test_leaderboard_page(ladder_data, ladder4, live_server, browser):
     assert names == {"Ibn Battuta", "Rustichello", "Niccolo", "Maffeo"}
     page.screenshot(path=str(ARTIFACTS / "leaderboard-phone.png"), full_page=True)
     page.wait_for_load_state("networkidle")  # no request in flight: a dropped one would keep a DB session
-    page.close()
 
 
-def test_bot_page_chart(ladder_data, live_server, browser):
+def test_bot_page_chart(ladder_data, live_server, page):
     bot = ladder_data[0][0]
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_viewport_size({"width": 1200, "height": 900})
     page.goto(f"{live_server.url}/bots/{bot.pk}/")
     chart = page.locator("#rating-chart svg")
     assert chart.is_visible()
@@ -45,14 +49,13 @@ def test_bot_page_chart(ladder_data, live_server, browser):
     assert box is not None and box["width"] > 300 and box["height"] > 100
     page.screenshot(path=str(ARTIFACTS / "bot-page.png"), full_page=True)
     page.wait_for_load_state("networkidle")  # no request in flight: a dropped one would keep a DB session
-    page.close()
 
 
-def test_chart_hover_values_and_colours(ladder_data, live_server, browser):
+def test_chart_hover_values_and_colours(ladder_data, live_server, page):
     from ladder.web.charts import PALETTE
 
     bot = ladder_data[0][0]
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_viewport_size({"width": 1200, "height": 900})
     page.goto(f"{live_server.url}/bots/{bot.pk}/")
     lines = page.locator("#rating-chart polyline")
     colours = {lines.nth(i).get_attribute("stroke") for i in range(lines.count())}
@@ -68,4 +71,3 @@ def test_chart_hover_values_and_colours(ladder_data, live_server, browser):
     assert page.locator(".compare-ladder").count() == 2
     page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
     page.wait_for_load_state("networkidle")
-    page.close()

@@ -4,9 +4,6 @@ polls GET /api/v1/matches/<id>/status/ and reloads when the state changes)."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-
 import pytest
 
 from ladder.matches.models import Match
@@ -19,14 +16,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WAIT_MS = 30_000  # for the page's own poll (every 3 s) to see a change and reload; never a timing check
 
 
-def outside_the_browser_loop(change: Callable[[], object]) -> None:
-    """Run ORM work in a thread of its own: Playwright's event loop runs in this one, where Django refuses
-    synchronous database calls."""
-    worker = threading.Thread(target=change)
-    worker.start()
-    worker.join()
-
-
 @pytest.fixture
 def waiting_match(make_bot, user) -> Match:
     bot = make_bot(owner=user, name="Marco")
@@ -35,29 +24,23 @@ def waiting_match(make_bot, user) -> Match:
     )
 
 
-def test_the_page_goes_from_waiting_to_live_to_the_replay_by_itself(waiting_match, live_server, browser):
+def test_the_page_goes_from_waiting_to_live_to_the_replay_by_itself(waiting_match, live_server, page):
     match = waiting_match
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_viewport_size({"width": 1200, "height": 900})
     page.goto(f"{live_server.url}/matches/{match.pk}/")
     state = page.locator("#match-state")
     assert "Waiting for bot Marco to connect (with a stream for expedition-v1)." in state.inner_text()
     loads: list[str] = []
     page.on("load", lambda _: loads.append(page.url))
 
-    outside_the_browser_loop(
-        lambda: practice_match_mark_sent(match_id=match.pk) and match_mark_running(match_id=match.pk)
-    )
+    assert practice_match_mark_sent(match_id=match.pk) and match_mark_running(match_id=match.pk)
     page.wait_for_selector("#match-state .status-running", timeout=WAIT_MS)
     assert "the live view is below" in page.locator("#match-state").inner_text()
     assert page.locator("h2", has_text="Live").count() == 1
 
-    def finish() -> None:
-        done = Match.objects.get(pk=match.pk)
-        assert match_record_result(match_id=done.pk, record=make_record(done))
-
-    outside_the_browser_loop(finish)
+    done = Match.objects.get(pk=match.pk)
+    assert match_record_result(match_id=done.pk, record=make_record(done))
     page.wait_for_selector("#match-state", state="detached", timeout=WAIT_MS)
     assert page.locator("h2", has_text="Replay").count() == 1
     assert len(loads) == 2  # one reload per change of state, none by hand
     page.wait_for_load_state("networkidle")
-    page.close()

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from ladder.ladders.services import ladder_create
-from ladder.matches.services import match_create, match_mark_running
-from ladder.replays.services import live_progress_publish
-from tests.ladder.conftest import make_record
-from tests.ladder.web.conftest import ARTIFACTS
-from tests.ladder.web.test_replay_viewer import DESKTOP, PHONE, Recorded, _recorded
+from tests.ladder.web.conftest import ARTIFACTS, PHONE, Recorded
+from tests.ladder.web.test_replay_viewer import show
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# one process, one Chromium and one page for the module's tests (tests/conftest.py)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("replay-panels"),
+]
 
 GAMES = ["expedition-v1", "voyages-v1", "mp2-v1", "dragonda-v1"]
 
@@ -43,8 +44,8 @@ ON_SCREEN = """(sel) => { const r = document.querySelector(sel).getBoundingClien
 
 
 @pytest.fixture(params=GAMES, ids=lambda g: g.rsplit("-v", 1)[0])
-def recorded(request, make_bot) -> Recorded:
-    return _recorded(request.param, 3, {}, make_bot, seed=23)
+def recorded(request, record_match) -> Recorded:
+    return record_match(request.param, 3)
 
 
 def _open(page, url: str, step: int) -> None:
@@ -69,9 +70,8 @@ LOW_CONTRAST_DICE = """() => {
 }"""
 
 
-def test_move_list_changes_clocks_and_graph(recorded, live_server, browser):
+def test_move_list_changes_clocks_and_graph(recorded, live_server, page):
     match = recorded
-    page = browser.new_page(viewport=DESKTOP)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     mid = match.steps // 2
@@ -115,7 +115,7 @@ def test_move_list_changes_clocks_and_graph(recorded, live_server, browser):
     page.screenshot(path=str(ARTIFACTS / f"panels-{name}-desktop.png"), full_page=True)
     # On a phone the current move and the step buttons stay in view while the board is on screen.
     page.set_viewport_size(PHONE)
-    _open(page, f"{live_server.url}/matches/{match.pk}/?step={mid}", mid)
+    show(page, mid, seat="")
     page.locator("#rv-board").scroll_into_view_if_needed()
     assert page.evaluate(ON_SCREEN, "#rv-board") and page.evaluate(ON_SCREEN, "#rv-bar")
     page.locator("#rv-bar [data-go='1']").click()
@@ -124,22 +124,14 @@ def test_move_list_changes_clocks_and_graph(recorded, live_server, browser):
     page.screenshot(path=str(ARTIFACTS / f"panels-{name}-phone.png"), full_page=False)
     assert errors == []
     page.wait_for_load_state("networkidle")
-    page.close()
 
 
 @pytest.fixture
-def running(make_bot):
-    ladder = ladder_create(game_id="mp2-v1", num_players=2)
-    bots = [make_bot(name=f"live {i}", games=("mp2-v1",)) for i in range(2)]
-    match = match_create(ladder_id=ladder.pk, bot_ids=[b.pk for b in bots], seed=9)
-    assert match_mark_running(match_id=match.pk)
-    record = make_record(match, ("greedy", "greedy"))
-    assert live_progress_publish(match_id=match.pk, actions=record.actions[:60])
-    return match
+def running(live_match):
+    return live_match("mp2-v1", seed=9, published=60)[0]
 
 
-def test_live_view_draws_the_score_graph_and_the_current_move(running, live_server, browser):
-    page = browser.new_page(viewport=DESKTOP)
+def test_live_view_draws_the_score_graph_and_the_current_move(running, live_server, page):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{live_server.url}/matches/{running.pk}/")
@@ -148,4 +140,3 @@ def test_live_view_draws_the_score_graph_and_the_current_move(running, live_serv
     assert page.locator("#rv-now").inner_text().startswith("60.")
     assert page.locator("[data-secret]").count() == 0
     assert errors == []
-    page.close()

@@ -9,17 +9,13 @@ Screenshots of each game's viewer at desktop and phone widths go to test-artifac
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import pytest
 
-from ladder.ladders.services import ladder_create
 from ladder.matches.models import Match
-from ladder.matches.services import match_create, match_mark_running, match_record_result
+from ladder.matches.services import match_record_result
 from ladder.replays.services import live_progress_publish
-from tests.ladder.conftest import make_record
-from tests.ladder.web.conftest import ARTIFACTS
+from tests.ladder.web.conftest import ARTIFACTS, PHONE, Recorded
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,13 +27,12 @@ VARIANTS = [
     ("mp2-v1", 2, {"caravans": True}),
     ("dragonda-v1", 3, {}),
 ]
-DESKTOP = {"width": 1200, "height": 1000}
-PHONE = {"width": 390, "height": 844}
 
-# The suite draws the first and last turns and every FRAME_STRIDE-th step between (each with the frame
-# before it, from which the highlights come), each seat's view every other one of those; `python -m bench
-# viewer` sets the stride to 1 and draws every frame. What a seat's frames hold is the server's business,
-# checked at every step in test_secrecy.py.
+# The suite draws, as the table, the first and last turns and every FRAME_STRIDE-th step between (each with
+# the frame before it, from which the highlights come); the seats share that sample: each seat draws the
+# start, the end and every players-th step of it, so that together they draw all of it. `python -m bench
+# viewer` sets the stride to 1 and draws every frame as the table and as each seat. What a seat's frames
+# hold is the server's business, checked at every step in test_secrecy.py.
 FRAME_STRIDE = int(os.environ.get("VIEWER_FRAME_STRIDE", "40"))
 EDGE_STEPS = 6
 
@@ -45,6 +40,11 @@ EDGE_STEPS = 6
 def sampled_steps(steps: int) -> list[int]:
     inner = range(EDGE_STEPS, max(EDGE_STEPS, steps - EDGE_STEPS), FRAME_STRIDE)
     return sorted({*range(min(EDGE_STEPS, steps + 1)), *inner, *range(max(0, steps - EDGE_STEPS), steps + 1)})
+
+
+def seat_steps(sample: list[int], seat: int, players: int) -> list[int]:
+    """The seat's share of the table's sample: its start, its end and every players-th step."""
+    return sample if FRAME_STRIDE == 1 else sorted({sample[0], *sample[seat::players], sample[-1]})
 
 
 # Draws the given frames of the current view in the page, and counts what the seat may not see before the
@@ -77,32 +77,6 @@ WIDER_THAN_SCREEN = """() => Array.from(document.querySelectorAll("body *"))
   .slice(0, 8).map(e => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}px`)"""
 
 
-def orm(fn, *args, **kwargs):
-    """Run `fn` in another thread: the ORM refuses to run in the thread where Playwright's loop runs."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(fn, *args, **kwargs).result()
-
-
-@dataclass
-class Recorded:
-    pk: int
-    steps: int
-    players: int
-    names: list[str]
-    winner: str
-
-
-def _recorded(game_id: str, players: int, options: dict, make_bot, seed: int = 11) -> Recorded:
-    ladder = ladder_create(game_id=game_id, num_players=players, options=options)
-    bots = [make_bot(name=f"{game_id[:4]} bot {i}", games=(game_id,)) for i in range(players)]
-    match = match_create(ladder_id=ladder.pk, bot_ids=[b.pk for b in bots], seed=seed)
-    assert match_mark_running(match_id=match.pk)
-    assert match_record_result(match_id=match.pk, record=make_record(match, ("greedy",) * players))
-    match.refresh_from_db()
-    winner = match.seats.filter(rank=1).order_by("index").first()
-    return Recorded(match.pk, match.steps, players, [b.name for b in bots], winner.bot.name)
-
-
 def _family(game_id: str) -> str:
     return game_id.rsplit("-v", 1)[0]
 
@@ -110,28 +84,29 @@ def _family(game_id: str) -> str:
 @pytest.fixture(
     params=VARIANTS, ids=lambda v: _family(v[0]) + ("-" + "-".join(v[2]) if v[2] else "") + f"-{v[1]}p"
 )
-def recorded(request, make_bot) -> tuple[Recorded, str]:
+def recorded(request, record_match) -> tuple[Recorded, str]:
     game_id, players, options = request.param
-    return _recorded(game_id, players, options, make_bot), _family(game_id) + (
+    return record_match(game_id, players, options), _family(game_id) + (
         "-" + "-".join(options) if options else ""
     )
 
 
 # a hang guard only: with FRAME_STRIDE=1 it draws every frame for every seat, minutes on a busy machine
 @pytest.mark.timeout(1200)
-def test_every_frame_draws_for_every_seat(recorded, live_server, browser):
+def test_every_frame_draws_for_every_seat(recorded, live_server, page):
+    """The sample above of the variant's frames as the table and each seat's share of it (every frame as
+    the table and as each seat in `python -m bench viewer`), then the middle of the game at desktop and
+    phone widths and the final screen."""
     match, name = recorded
-    page = browser.new_page(viewport=DESKTOP)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    for seat in [None, *range(match.players)]:
-        query = "" if seat is None else f"?seat={seat}"
-        page.goto(f"{live_server.url}/matches/{match.pk}/{query}")
-        page.wait_for_selector("#viewer[data-rendered-step='0']")
-        steps = sampled_steps(match.steps)
-        if seat is not None and FRAME_STRIDE > 1:
-            steps = sorted({*steps[::2], match.steps})
+    page.goto(f"{live_server.url}/matches/{match.pk}/")
+    page.wait_for_selector("#viewer[data-rendered-step='0']")
+    sample = sampled_steps(match.steps)
+    for seat in [None, *range(match.players)]:  # the table, then each seat, chosen as a reader does
+        page.select_option("#rv-seat", "" if seat is None else str(seat))
+        steps = sample if seat is None else seat_steps(sample, seat, match.players)
         outcome = page.evaluate(SHOW_ALL, [seat, steps, match.steps])
         assert outcome["errors"] == "", outcome["errors"]
         assert outcome["leaks"] == [], f"seat {seat} sees another seat's hidden items at {outcome['leaks']}"
@@ -143,32 +118,35 @@ def test_every_frame_draws_for_every_seat(recorded, live_server, browser):
         for bot_name in match.names if seat is None else []:
             assert bot_name in result.inner_text()
     assert page.locator(".player").count() == match.players
-    page.goto(f"{live_server.url}/matches/{match.pk}/?step={match.steps // 2}")
-    page.wait_for_selector(f"#viewer[data-rendered-step='{match.steps // 2}']")
+    show(page, match.steps // 2, seat="")
     assert page.locator("#rv-words .events li").count() > 0
     page.screenshot(path=str(ARTIFACTS / f"viewer-{name}-desktop.png"), full_page=True)
     page.set_viewport_size(PHONE)
-    page.goto(f"{live_server.url}/matches/{match.pk}/?step={match.steps // 2}&seat=1")
-    page.wait_for_selector(f"#viewer[data-rendered-step='{match.steps // 2}']")
+    show(page, match.steps // 2, seat="1")
     wide = page.evaluate(WIDER_THAN_SCREEN)
     assert wide == [], f"wider than a phone, only the board may scroll: {wide}"
     page.screenshot(path=str(ARTIFACTS / f"viewer-{name}-phone-seat1.png"), full_page=True)
-    page.goto(f"{live_server.url}/matches/{match.pk}/?step={match.steps}")
-    page.wait_for_selector(f"#viewer[data-rendered-step='{match.steps}']")
+    show(page, match.steps, seat="")
     page.screenshot(path=str(ARTIFACTS / f"viewer-{name}-phone-final.png"), full_page=True)
     assert errors == []
     page.wait_for_load_state("networkidle")  # no request in flight: a dropped one would keep a DB session
-    page.close()
+
+
+def show(page, step: int, seat: str) -> None:  # type: ignore[no-untyped-def]
+    """Show `step` as `seat` ("" the table) on the open viewer, as a reader choosing them does."""
+    if page.locator("#rv-seat").input_value() != seat:
+        page.select_option("#rv-seat", seat)
+    page.evaluate("(step) => window.CaravanReplay.viewer.show(step)", step)
+    page.wait_for_selector(f"#viewer[data-rendered-step='{step}']")
 
 
 @pytest.fixture
-def expedition4(make_bot) -> Recorded:
-    return _recorded("expedition-v1", 4, {}, make_bot, seed=41)
+def expedition4(record_match) -> Recorded:
+    return record_match("expedition-v1", 4, seed=41)
 
 
-def test_expedition_navigation(expedition4, live_server, browser):
+def test_expedition_navigation(expedition4, live_server, page):
     match = expedition4
-    page = browser.new_page(viewport=DESKTOP)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{live_server.url}/matches/{match.pk}/")
@@ -209,42 +187,32 @@ def test_expedition_navigation(expedition4, live_server, browser):
     assert page.locator(".hidden-item").count() == 0
     assert errors == []
     page.wait_for_load_state("networkidle")
-    page.close()
 
 
 @pytest.fixture
-def faulted(make_bot) -> Recorded:
-    match = _recorded("expedition-v1", 2, {}, make_bot, seed=7)
+def faulted(record_match) -> Recorded:
+    match = record_match("expedition-v1", 2, seed=7)
     fault = {"step": 4, "kind": "timeout", "reason": "no answer in 5s", "fallback_action": "pass"}
     Match.objects.get(pk=match.pk).seats.filter(index=1).update(faults=[fault])
     return match
 
 
-def test_fault_lines_link_to_their_step(faulted, live_server, browser):
+def test_fault_lines_link_to_their_step(faulted, live_server, page):
     match = faulted
-    page = browser.new_page(viewport=DESKTOP)
     page.goto(f"{live_server.url}/matches/{match.pk}/")
     page.click("a:has-text('step 4')")
     page.wait_for_selector("#viewer[data-rendered-step='4']")
     assert page.locator("#rv-seat").input_value() == "1"
     page.wait_for_load_state("networkidle")
-    page.close()
 
 
 @pytest.fixture
-def running(make_bot):
-    ladder = ladder_create(game_id="voyages-v1", num_players=2)
-    bots = [make_bot(name=f"live {i}", games=("voyages-v1",)) for i in range(2)]
-    match = match_create(ladder_id=ladder.pk, bot_ids=[b.pk for b in bots], seed=5)
-    assert match_mark_running(match_id=match.pk)
-    record = make_record(match, ("greedy", "greedy"))
-    assert live_progress_publish(match_id=match.pk, actions=record.actions[:10])
-    return match, record
+def running(live_match):
+    return live_match("voyages-v1", seed=5, published=10)
 
 
-def test_live_view_follows_a_running_match(running, live_server, browser):
+def test_live_view_follows_a_running_match(running, live_server, page):
     match, record = running
-    page = browser.new_page(viewport=DESKTOP)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{live_server.url}/matches/{match.pk}/")
@@ -252,13 +220,12 @@ def test_live_view_follows_a_running_match(running, live_server, browser):
     assert "Live" in page.locator("#rv-live").inner_text()
     assert page.locator("[data-secret]").count() == 0  # the spectator of a running match sees no hidden item
     page.screenshot(path=str(ARTIFACTS / "viewer-live.png"), full_page=True)
-    assert orm(live_progress_publish, match_id=match.pk, actions=record.actions[:40])
+    assert live_progress_publish(match_id=match.pk, actions=record.actions[:40])
     page.wait_for_selector("#viewer[data-rendered-step='40']", timeout=10_000)
-    assert orm(match_record_result, match_id=match.pk, record=record)
+    assert match_record_result(match_id=match.pk, record=record)
     page.wait_for_selector("#rv-scrub", timeout=10_000)  # over: the page reloads into the replay
     assert errors == []
     page.wait_for_load_state("networkidle")
-    page.close()
 
 
 def _live_clock(step: int) -> list[float | None]:
@@ -267,16 +234,13 @@ def _live_clock(step: int) -> list[float | None]:
     return [0.25 + step / 1000, 60 - step / 2]
 
 
-def test_the_live_view_shows_each_seats_clock_and_the_score_graph(running, live_server, browser):
+def test_the_live_view_shows_each_seats_clock_and_the_score_graph(running, live_server, page):
     match, record = running
     clocks = {step: _live_clock(step) for step in range(len(record.actions))}
-    page = browser.new_page(viewport=DESKTOP)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     for published in (30, 95):  # the page opens mid-match, then follows it (the VP first change at 59)
-        assert orm(
-            live_progress_publish, match_id=match.pk, actions=record.actions[:published], clocks=clocks
-        )
+        assert live_progress_publish(match_id=match.pk, actions=record.actions[:published], clocks=clocks)
         if published == 30:
             page.goto(f"{live_server.url}/matches/{match.pk}/")
         page.wait_for_selector(f"#viewer[data-rendered-step='{published}']", timeout=10_000)
@@ -302,4 +266,3 @@ def test_the_live_view_shows_each_seats_clock_and_the_score_graph(running, live_
     page.screenshot(path=str(ARTIFACTS / "viewer-live-clocks.png"), full_page=True)
     assert errors == []
     page.wait_for_load_state("networkidle")
-    page.close()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from tests.ladder.web.conftest import PHONE
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "a long pass phrase"
@@ -18,8 +20,8 @@ def wide_bot(make_bot, django_user_model):
 
 
 @override_settings(LADDER_GATEWAY_PUBLIC_ADDR="gateway.bots.caravanserai.example.org:50051")
-def test_long_commands_wrap_on_a_phone(wide_bot, live_server, browser):
-    page = browser.new_page(viewport={"width": 390, "height": 844})
+def test_long_commands_wrap_on_a_phone(wide_bot, live_server, page):
+    page.set_viewport_size(PHONE)
     page.goto(f"{live_server.url}/login/?next=/bots/{wide_bot.pk}/token/")
     page.fill("#id_username", "polo")
     page.fill("#id_password", PASSWORD)
@@ -34,4 +36,3 @@ def test_long_commands_wrap_on_a_phone(wide_bot, live_server, browser):
         assert width[0] <= width[1], f"command {i} is cut off: {box.inner_text()!r}"
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.wait_for_load_state("networkidle")
-    page.close()
