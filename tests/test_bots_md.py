@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
@@ -33,6 +32,7 @@ from engine_service.gateway.auth import BotIdentity, InMemoryVerifier
 from engine_service.gateway.config import GatewayConfig
 from engine_service.gateway.registry import SqliteRegistry
 from engine_service.gateway.server import GatewayThread
+from tests import ports
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS_MD = ROOT / "BOTS.md"
@@ -75,9 +75,7 @@ def of_kind(kind: str) -> list[Block]:
 @pytest.fixture
 def free_port() -> Iterator[int]:
     """A free port for a `caravan local` run; the runner's registry file for it is removed afterwards."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = ports.free_port()
     yield port
     for leftover in (ROOT / "var").glob(f"local-registry-{port}.sqlite3*"):
         leftover.unlink(missing_ok=True)

@@ -55,8 +55,9 @@ from tests.infra.deployment import (
     load_procfile,
     procfile_processes,
 )
+from tests.ports import free_port
 from tests.scale.cluster import haproxy
-from tests.workers.stack import Proc, free_port
+from tests.workers.stack import Proc
 
 VENV_BIN = Path(os.environ.get("VIRTUAL_ENV") or ROOT / ".venv") / "bin"
 IMAGE_VAR = "/var/lib/caravanserai"

@@ -31,8 +31,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-PORTS = ["--web-port", "0", "--gateway-port", "0", "--relay-port", "0"]
+PORTS = ["--web-port", "0", "--gateway-port", "0", "--relay-port", "0"]  # a demo built here binds none
 HANG_SECONDS = 420  # the longest any awaited event may take before the demo is called stuck
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo"), pytest.mark.timeout(4 * HANG_SECONDS)]
@@ -67,6 +69,11 @@ def processes_using(path: Path) -> list[str]:
     return found
 
 
+def picked_ports() -> list[str]:
+    """The running demo's ports, picked by the test (the demo's own pick for 0 races other processes)."""
+    return [arg for flag in PORTS[::2] for arg in (flag, str(free_port()))]
+
+
 class DemoRun:
     """`infra/demo.py` in a subprocess; its output lines with the time each arrived."""
 
@@ -74,7 +81,7 @@ class DemoRun:
         self.var = var
         self.lines: list[tuple[float, str]] = []
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "infra" / "demo.py"), *PORTS, "--var-dir", str(var), *args],
+            [sys.executable, str(ROOT / "infra" / "demo.py"), *picked_ports(), "--var-dir", str(var), *args],
             cwd=ROOT,
             env=demo_env(),
             stdout=subprocess.PIPE,

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.ports import free_port
 from tests.workers.db_proxy import TcpProxy
-from tests.workers.stack import PYTHON, ROOT, Proc, Stack, free_port, wait_for
+from tests.workers.stack import PYTHON, ROOT, Proc, Stack, wait_for
 
 HAPROXY_CFG = ROOT / "infra" / "haproxy.cfg"
 NODE_BOT = ROOT / "clients" / "node" / "bot.js"

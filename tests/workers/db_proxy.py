@@ -10,21 +10,20 @@ import socket
 import threading
 import time
 
+from tests.ports import free_port
+
 
 class TcpProxy:
     def __init__(self, upstream: tuple[str, int]) -> None:
         self.upstream = upstream
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        self.port = int(probe.getsockname()[1])
-        probe.close()
+        self.port = free_port()
         self._listener: socket.socket | None = None
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
 
     def restore(self, patience: float = 30.0) -> TcpProxy:
-        """Listen on the port again. While it was closed, another process's connection may have taken it as
-        its local port (the suite runs side by side): wait, up to `patience`, for it to be free."""
+        """Listen on the port again (below the ephemeral range, so no connection takes it while it is closed,
+        though another run on the machine might): wait, up to `patience`, for it to be free."""
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         until = time.monotonic() + patience

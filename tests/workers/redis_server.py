@@ -11,7 +11,8 @@ from pathlib import Path
 
 import redis
 
-from tests.workers.stack import free_port, wait_for
+from tests.ports import free_port
+from tests.workers.stack import wait_for
 
 
 class RedisServer:

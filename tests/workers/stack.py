@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse, urlunparse
 
+from tests.ports import free_port
 from tests.workers.template_db import create_postgres_database, create_sqlite_database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,12 +67,6 @@ for match_id in ids:
     run_match.delay(match_id)
 print(json.dumps(ids))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:

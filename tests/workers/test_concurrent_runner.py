@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.engine_service.gateway.harness import scrape_metrics
-from tests.workers.stack import Stack, free_port, wait_for
+from tests.ports import free_port
+from tests.workers.stack import Stack, wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,6 @@ import os
 import queue
 import select
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -34,6 +33,7 @@ from engine_service.gateway.protocol import bot_pb2, bot_pb2_grpc
 from engine_service.gateway.registry import SessionRegistry, sessions_for_bot
 from engine_service.gateway.remote_seat import RemoteSeat
 from engine_service.referee import DecisionRequest, TimeControl
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 PYTHON = sys.executable
@@ -402,13 +402,6 @@ def local_settings(out: Path, **changes: Any) -> LocalSettings:
         out=out,
     )
     return LocalSettings(**{**base, **changes})
-
-
-def free_port() -> int:
-    """A port free on loopback now (for a server told its port before it starts)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def scrape_metrics(port: int) -> dict[str, float]:

@@ -7,6 +7,7 @@ grace is long enough for a loaded machine to bring the bot back."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
 import time
@@ -15,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from engine_service.gateway.local import LocalError, LocalRunner
+from engine_service.gateway import local
+from engine_service.gateway.local import LOCAL_TOKEN_PREFIX, LocalError, LocalRunner
 from engine_service.referee import verify
 from tests.engine_service.gateway.harness import GAME, SDK_PATH, WAIT, local_settings, wait_for
 
@@ -80,6 +82,19 @@ def test_bad_settings_are_refused_before_anything_starts(tmp_path: Path) -> None
     ):
         with pytest.raises(LocalError, match=words):
             LocalRunner(local_settings(tmp_path, **changes))
+
+
+def test_a_generated_token_never_reads_as_an_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # token_urlsafe's alphabet holds '-': unprefixed, one token in 64 made `--token -x...` an argparse error
+    monkeypatch.setattr(local.secrets, "token_urlsafe", lambda nbytes: "-" + "x" * (nbytes - 1))
+    runner = LocalRunner(local_settings(tmp_path))
+    try:
+        assert runner.token.startswith(LOCAL_TOKEN_PREFIX) and not runner.token.startswith("-")
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--token")
+        assert parser.parse_args(["--token", runner.token]).token == runner.token
+    finally:
+        runner.close()
 
 
 def test_parallel_matches_with_options_a_fixed_seat_and_a_final_goodbye(tmp_path: Path) -> None:

@@ -25,10 +25,10 @@ from tests.engine_service.gateway.harness import (
     GatewayProcess,
     RawBot,
     first_legal,
-    free_port,
     wait_for,
     wait_for_bot,
 )
+from tests.ports import free_port
 
 HEARTBEAT = 4.0  # a wide window between the restart and the gateway's next heartbeat
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine_service.gateway.harness import RawBot, wait_for
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 PRODUCTION = {
@@ -64,12 +64,6 @@ def test_pages_carry_a_content_security_policy(client):
     for address in ("/", "/api/v1/", "/api/v1/docs/"):
         policy = client.get(address)["Content-Security-Policy"]
         assert "script-src 'self'" in policy and "unsafe-eval" not in policy, address
-
-
-def free_port() -> int:
-    with contextlib.closing(socket.socket()) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def procfile_command(name: str) -> list[str]:
