@@ -30,6 +30,7 @@ bots that search decide in a separate pool of CARAVANSERAI_SEARCH_PROCESSES proc
 | CARAVANSERAI_MATCH_SOFT_LIMIT | 1800 | seconds before a match is stopped between decisions (infrastructure failure, retried) |
 | CARAVANSERAI_RECONNECT_GRACE | 10 | seconds a remote seat waits, excused, for its bot after a gateway loss |
 | CARAVANSERAI_RETRY_BACKOFF | 5 | first retry delay after an infrastructure failure (doubles, max 300) |
+| CARAVANSERAI_RECORD_RETRIES | 6 | pauses of 1, 2, 4, ... s in which a played match waits for its database before it is played again |
 | CARAVANSERAI_LEASE_SECONDS | 15 | a running match's lease; a lost worker's match is free again after it |
 | CARAVANSERAI_MATCHMAKING_SECONDS | 5 | beat period of matchmaking |
 | CARAVANSERAI_SWEEP_SECONDS | 20 | beat period of the stale-match sweep and the tournament sweep |
@@ -72,6 +73,7 @@ class WorkerSettings:
     match_soft_limit: float = 1800.0
     reconnect_grace: float = 10.0
     retry_backoff: float = 5.0
+    record_retries: int = 6
     lease_seconds: float = 15.0
     matchmaking_seconds: float = 5.0
     sweep_seconds: float = 20.0
@@ -107,6 +109,7 @@ class WorkerSettings:
             match_soft_limit=env_float(env, "CARAVANSERAI_MATCH_SOFT_LIMIT", d.match_soft_limit, minimum=5),
             reconnect_grace=env_float(env, "CARAVANSERAI_RECONNECT_GRACE", d.reconnect_grace, minimum=0),
             retry_backoff=env_float(env, "CARAVANSERAI_RETRY_BACKOFF", d.retry_backoff, minimum=0.1),
+            record_retries=env_int(env, "CARAVANSERAI_RECORD_RETRIES", d.record_retries, minimum=0),
             lease_seconds=env_float(env, "CARAVANSERAI_LEASE_SECONDS", d.lease_seconds, minimum=1),
             matchmaking_seconds=env_float(
                 env, "CARAVANSERAI_MATCHMAKING_SECONDS", d.matchmaking_seconds, minimum=0.5

@@ -220,11 +220,13 @@ class Lease:
     thread); `acquired` says whether it was free. `lost` turns True if a renewal found the key gone or owned
     by another: the holder must stop (`run_match` abandons the match at its next decision)."""
 
-    def __init__(self, key: str, ttl: float, leases: LeaseStore | None = None) -> None:
+    def __init__(
+        self, key: str, ttl: float, leases: LeaseStore | None = None, owner: str | None = None
+    ) -> None:
         self.key = key
         self.ttl = ttl
         self.leases = leases or store()
-        self.owner = new_owner()
+        self.owner = owner or new_owner()
         self.acquired = False
         self.lost = False
 

@@ -60,7 +60,7 @@ from ladder.matches.services import (
     match_record_result,
 )
 from ladder.replays.services import live_progress_publish
-from workers import capacity, leases, metrics
+from workers import capacity, leases, metrics, retry_marks
 from workers.celery_app import app
 from workers.config import WorkerSettings
 from workers.live import LivePublisher
@@ -81,6 +81,12 @@ RETRY_PUBLISH_POLICY = {"max_retries": 60, "interval_start": 1.0, "interval_step
 
 def lease_key(match_id: int) -> str:
     return f"match:{match_id}"
+
+
+def retry_key(match_id: int) -> str:
+    """A RUNNING match whose own task waits to retry it (the database was down): `workers.retry_marks`; held
+    until the retry starts, its process dies, or the countdown and one match's longest run have passed."""
+    return f"retrying:{match_id}"
 
 
 def backoff_seconds(retries: int, base: float = SETTINGS.retry_backoff) -> float:
@@ -129,6 +135,8 @@ def run_match(self: Task[Any, Any], match_id: int, unrecorded_failure: str = "")
         log.error("run_match needs an integer match id, got %r", match_id)
         return "not-runnable"
     close_old_connections()
+    if self.request.retries:
+        retry_marks.unmark(retry_key(match_id), self.request.id or "")
     outcome = "raised"  # a retry (or an unexpected error) leaves as an exception
     try:
         with capacity.occupied():
@@ -136,6 +144,7 @@ def run_match(self: Task[Any, Any], match_id: int, unrecorded_failure: str = "")
     except MaxRetriesExceededError:
         # the match is not lost: it stays QUEUED or RUNNING, and `sweep_stale` sends it again later
         log.error("match %s: task retried %d times; dropped, left to the sweep", match_id, self.max_retries)
+        retry_marks.unmark(retry_key(match_id), self.request.id or "")
         outcome = "dropped"
     finally:
         metrics.TASK_OUTCOMES.labels(outcome).inc()
@@ -223,7 +232,8 @@ def _publish_live(
 LIVE = LivePublisher(_publish_live, interval=SETTINGS.live_seconds or 2.0)
 
 
-RECORD_RETRY_SECONDS = (1, 2, 4, 8, 16, 32)  # a played match waits about a minute for its database
+# a played match waits this long for its database (about a minute by default) before it is played again
+RECORD_RETRY_SECONDS = tuple(2**i for i in range(SETTINGS.record_retries))
 
 
 def _record(match_id: int, record: MatchRecord) -> bool:
@@ -308,6 +318,13 @@ def _infrastructure_failure(task: Task[Any, Any], match_id: int, reason: str) ->
         connection.close()
         metrics.RETRIES.labels("database").inc()
         countdown = backoff_seconds(task.request.retries)
+        # no lease is held while the retry waits: the mark tells the sweep that no worker is lost
+        retry_marks.mark(
+            retry_key(match_id),
+            task.request.id or "",
+            SETTINGS.lease_seconds,
+            countdown + SETTINGS.match_soft_limit,
+        )
         raise task.retry(
             kwargs={"unrecorded_failure": reason}, countdown=countdown, retry_policy=RETRY_PUBLISH_POLICY
         ) from exc
@@ -322,8 +339,9 @@ def _infrastructure_failure(task: Task[Any, Any], match_id: int, reason: str) ->
 @app.task(name="matches.sweep_stale", ignore_result=True)
 def sweep_stale() -> dict[str, list[int]]:
     """Send again the matches a lost worker left behind: RUNNING with no lease held (its process died) after
-    one lease period, and QUEUED for longer than CARAVANSERAI_QUEUED_RESEND_SECONDS (a message the embedded
-    broker lost with its worker). Duplicate messages are harmless: the lease and the status checks drop them."""
+    one lease period and no retry of its own task awaited (`retry_key`), and QUEUED for longer than
+    CARAVANSERAI_QUEUED_RESEND_SECONDS (a message the embedded broker lost with its worker). Duplicate
+    messages are harmless: the lease and the status checks drop them."""
     store = leases.store()
     now = timezone.now()
     requeued: list[int] = []
@@ -332,7 +350,7 @@ def sweep_stale() -> dict[str, list[int]]:
         status=MatchStatus.RUNNING, started_at__lt=now - timedelta(seconds=SETTINGS.lease_seconds * 2)
     ).values_list("pk", flat=True)
     for match_id in running:
-        if store.holder(lease_key(match_id)) is None:
+        if store.holder(lease_key(match_id)) is None and store.holder(retry_key(match_id)) is None:
             match_record_infrastructure_failure(
                 match_id=match_id, reason="worker lost: no worker holds the running match", retry=True
             )

@@ -2,11 +2,14 @@
 that is cut and restored): matches that end meanwhile wait to be recorded, matches that start meanwhile are
 retried with backoff and their failure's real reason is recorded once the database is back, and all of them
 end DONE and rated exactly once, without waiting for the stale-match sweep. The outage lasts until the
-worker has met both (its log says so), however slowly a loaded machine plays."""
+worker has met both (its log says so), however slowly a loaded machine plays. An outage longer than a played
+match waits to be recorded has it played again by its own task's retries, which the sweep leaves alone
+(`workers.retry_marks`): a worker waiting out the database is not a lost worker."""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +25,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # the outage waits u
 
 
 @pytest.fixture
-def proxied_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stack, TcpProxy]]:
+def proxied_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[tuple[Stack, TcpProxy]]:
     monkeypatch.setenv(
         "DATABASE_URL", os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/test"
     )
@@ -33,6 +38,7 @@ def proxied_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[t
         # the outage must meet a match being prepared; the live publisher's own database writes changed that
         # timing (the live view under an outage is tests/workers/test_matches.py's), so it is off here
         "CARAVANSERAI_LIVE_SECONDS": "0",
+        **getattr(request, "param", {}),  # a test's own settings
     }
     stack = Stack(tmp_path, workers=1, bot_delay=0.03, bot_concurrency=16, env=env)
     direct = urlparse(stack.env["DATABASE_URL"])
@@ -71,3 +77,32 @@ def test_a_database_outage_mid_match_loses_nothing_and_waits_for_no_sweep(
     )  # the real reason, recorded once the database was back
     assert "OperationalError" in worker_log()
     assert "stale matches" not in worker_log()  # the sweep sent nothing again
+
+
+BACKOFF_PAST_THE_SWEEP = 5  # failures: the next retry waits 0.5 * 2**5 s, well past the sweep's 2 s period
+
+
+@pytest.mark.parametrize("proxied_stack", [{"CARAVANSERAI_RECORD_RETRIES": "1"}], indirect=True)
+def test_an_outage_longer_than_recording_waits_replays_the_matches_by_their_own_tasks(
+    proxied_stack: tuple[Stack, TcpProxy],
+) -> None:
+    stack, proxy = proxied_stack
+    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, 8), first_seed=950)
+    wait_for(lambda: stack.count("RUNNING", ids) == 8, 60, "8 matches running")
+    proxy.cut()
+    worker_log = stack.procs["worker1"].output
+
+    def waiting_long() -> bool:  # a played match gave up recording and its retries now wait long
+        log = worker_log()
+        played = set(re.findall(r"match (\d+): recording failed", log))
+        return any(log.count(f"match {m}: infrastructure failure") >= BACKOFF_PAST_THE_SWEEP for m in played)
+
+    wait_for(waiting_long, 600, "a played match's retries to back off past the sweep's period")
+    proxy.restore()
+    wait_for(lambda: stack.count("DONE", ids) == 8, 180, "all 8 matches played again and done")
+    stack.assert_rated_exactly_once()
+    assert "stale matches" not in worker_log()  # never taken for a lost worker's
+    errors = [
+        e for (e,) in stack.query(f"SELECT error FROM matches_match WHERE id IN ({','.join(map(str, ids))})")
+    ]
+    assert any("OperationalError" in e for e in errors) and not any("worker lost" in e for e in errors)

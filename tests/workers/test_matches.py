@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from celery.exceptions import Retry
 from django.conf import settings
+from django.db import OperationalError
 
 from engine_service.policies import make_policy
 from engine_service.referee import HouseSeat, MatchAborted, Seat, SeatUnavailable
@@ -144,6 +145,33 @@ def test_sweep_requeues_a_running_match_nobody_holds(ladder2, house_bots, monkey
     assert run_match.apply(args=(match.pk,)).get() == "done"
     match.refresh_from_db()
     assert match.attempts == 2 and RatingLedger.objects.filter(match=match).count() == 2
+
+
+def test_sweep_leaves_a_running_match_whose_task_waits_out_the_database(ladder2, house_bots, monkeypatch):
+    match = match_create(ladder_id=ladder2.pk, bot_ids=[house_bots[0].pk, house_bots[1].pk], seed=9)
+    Match.objects.filter(pk=match.pk).update(queued_at=match.queued_at.replace(year=2000))
+
+    def database_down(**kwargs):
+        Match.objects.filter(pk=match.pk).update(started_at=match.queued_at.replace(year=2000))
+        raise OperationalError("connection refused")
+
+    with monkeypatch.context() as outage:  # played through, then neither recorded nor marked failed
+        outage.setattr(matches, "RECORD_RETRY_SECONDS", ())
+        outage.setattr(matches, "match_record_result", database_down)
+        outage.setattr(matches, "match_record_infrastructure_failure", database_down)
+        with pytest.raises(Retry):
+            run_match(match.pk)  # called directly: the retry surfaces
+    store = leases.store()
+    assert store.holder(matches.lease_key(match.pk)) is None  # released while the retry waits
+    mark = store.holder(matches.retry_key(match.pk))
+    assert mark is not None
+    sent = []
+    monkeypatch.setattr(run_match, "delay", lambda match_id: sent.append(match_id))
+    assert sweep_stale() == {"requeued": [], "resent": []} and sent == []  # not a lost worker's
+    match.refresh_from_db()
+    assert match.status == MatchStatus.RUNNING and match.error == ""
+    store.release(matches.retry_key(match.pk), mark)  # the marking process died: its mark expired
+    assert sweep_stale() == {"requeued": [match.pk], "resent": []} and sent == [match.pk]
 
 
 def test_the_worker_offers_live_progress_every_few_seconds_and_its_publisher_writes_it(ladder2, make_bot):
