@@ -52,14 +52,28 @@ def proxied_stack(
         stack.stop()
 
 
+def cut_while_playing(stack: Stack, proxy: TcpProxy, matches: int, first_seed: int) -> list[int]:
+    """Queue `matches` (8 play at once, the rest wait in the broker) and cut the database under them."""
+    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, matches), first_seed=first_seed)
+    wait_for(
+        lambda: stack.count("RUNNING", ids) == 8, 60, "8 matches running, the rest waiting in the broker"
+    )
+    time.sleep(3)
+    proxy.cut()
+    return ids
+
+
+def errors_of(stack: Stack, ids: list[int]) -> list[str]:
+    return [
+        e for (e,) in stack.query(f"SELECT error FROM matches_match WHERE id IN ({','.join(map(str, ids))})")
+    ]
+
+
 def test_a_database_outage_mid_match_loses_nothing_and_waits_for_no_sweep(
     proxied_stack: tuple[Stack, TcpProxy],
 ) -> None:
     stack, proxy = proxied_stack
-    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, 16), first_seed=900)
-    wait_for(lambda: stack.count("RUNNING", ids) == 8, 60, "8 matches running, 8 waiting in the broker")
-    time.sleep(3)
-    proxy.cut()
+    ids = cut_while_playing(stack, proxy, 16, first_seed=900)
     worker_log = stack.procs["worker1"].output
     wait_for(  # matches end and others are taken from the broker, with no database
         lambda: "recording failed" in worker_log() and "infrastructure failure" in worker_log(),
@@ -69,12 +83,8 @@ def test_a_database_outage_mid_match_loses_nothing_and_waits_for_no_sweep(
     proxy.restore()
     wait_for(lambda: stack.count("DONE", ids) == 16, 120, "all 16 matches done after the outage")
     stack.assert_rated_exactly_once()
-    errors = [
-        e for (e,) in stack.query(f"SELECT error FROM matches_match WHERE id IN ({','.join(map(str, ids))})")
-    ]
-    assert any(
-        "OperationalError" in e for e in errors
-    )  # the real reason, recorded once the database was back
+    # the real reason, recorded once the database was back
+    assert any("OperationalError" in e for e in errors_of(stack, ids))
     assert "OperationalError" in worker_log()
     assert "stale matches" not in worker_log()  # the sweep sent nothing again
 
@@ -87,9 +97,7 @@ def test_an_outage_longer_than_recording_waits_replays_the_matches_by_their_own_
     proxied_stack: tuple[Stack, TcpProxy],
 ) -> None:
     stack, proxy = proxied_stack
-    ids = stack.queue_matches(stack.info["ladders"]["2"], seatings(stack, 8), first_seed=950)
-    wait_for(lambda: stack.count("RUNNING", ids) == 8, 60, "8 matches running")
-    proxy.cut()
+    ids = cut_while_playing(stack, proxy, 8, first_seed=950)
     worker_log = stack.procs["worker1"].output
 
     def waiting_long() -> bool:  # a played match gave up recording and its retries now wait long
@@ -102,7 +110,5 @@ def test_an_outage_longer_than_recording_waits_replays_the_matches_by_their_own_
     wait_for(lambda: stack.count("DONE", ids) == 8, 180, "all 8 matches played again and done")
     stack.assert_rated_exactly_once()
     assert "stale matches" not in worker_log()  # never taken for a lost worker's
-    errors = [
-        e for (e,) in stack.query(f"SELECT error FROM matches_match WHERE id IN ({','.join(map(str, ids))})")
-    ]
+    errors = errors_of(stack, ids)
     assert any("OperationalError" in e for e in errors) and not any("worker lost" in e for e in errors)
