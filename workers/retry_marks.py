@@ -14,6 +14,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+from typing import NamedTuple
 
 import redis
 
@@ -21,7 +22,13 @@ from workers import leases
 
 log = logging.getLogger(__name__)
 
-_held: dict[tuple[str, str], leases.Lease] = {}  # (key, owner) -> the mark this process renews
+
+class _Mark(NamedTuple):
+    lease: leases.Lease  # renewed by the process's renewer while held
+    expiry: threading.Timer  # drops it at its deadline; cancelled when it goes before
+
+
+_held: dict[tuple[str, str], _Mark] = {}  # (key, owner) -> the mark this process holds
 _lock = threading.Lock()
 
 
@@ -37,10 +44,13 @@ def mark(key: str, owner: str, ttl: float, deadline_seconds: float) -> bool:
         return False
     if not held.acquired:  # a mark of this task's is held elsewhere still: it serves as well
         return False
-    with _lock:
-        _held[(key, owner)] = held
     expiry = threading.Timer(deadline_seconds, unmark, (key, owner), {"only": held})
     expiry.daemon = True
+    with _lock:
+        # marks another process's retry dropped (their renewal found them gone): their timers go now
+        for gone in [k for k, m in _held.items() if m.lease.lost]:
+            _held.pop(gone).expiry.cancel()
+        _held[(key, owner)] = _Mark(held, expiry)
     expiry.start()
     return True
 
@@ -50,11 +60,12 @@ def unmark(key: str, owner: str, only: leases.Lease | None = None) -> None:
     which the holding process's renewer then finds gone. `only`: drop that mark and no later one."""
     with _lock:
         held = _held.get((key, owner))
-        if only is not None and held is not only:
+        if only is not None and (held is None or held.lease is not only):
             return  # an earlier mark's deadline: it was dropped already
         _held.pop((key, owner), None)
     if held is not None:
-        held.__exit__(None, None, None)
+        held.expiry.cancel()
+        held.lease.__exit__(None, None, None)
         return
     with contextlib.suppress(redis.RedisError, sqlite3.Error):  # unreachable: it expires by itself
         leases.store().release(key, owner)

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from tests.workers.stack import wait_for
 from workers.leases import Lease, RedisLeases, SqliteLeases
 
 
@@ -46,8 +47,7 @@ def test_a_lease_taken_by_another_is_marked_lost(store) -> None:
     with Lease("match:2", 0.6, store) as lease:
         store.release("match:2", lease.owner)  # as if it expired ...
         assert store.acquire("match:2", "someone-else", 30)  # ... and another process took the match
-        deadline = time.monotonic() + 120  # a hang guard: the next renewal, a fifth of a second on, finds it
-        while not lease.lost and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # the next renewal, a fifth of a second on, finds it (120 s: a hang guard)
+        wait_for(lambda: lease.lost, 120, "the renewal to find the lease taken")
         assert lease.lost
     assert store.holder("match:2") == "someone-else"  # leaving the block never frees another's lease

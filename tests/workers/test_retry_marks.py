@@ -10,19 +10,12 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
 
+from tests.workers.stack import wait_for
 from workers import leases, retry_marks
 
 HANG_GUARD = 120.0  # the longest a wait below may take before the test is called stuck; never a measure
 TTL = 2.0  # renewed every third of it: a renewal thread held up for over 1.3 s would lose the mark
-
-
-def wait_until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + HANG_GUARD
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert condition()
 
 
 def key() -> str:
@@ -45,17 +38,17 @@ def test_a_retry_run_by_another_process_drops_the_mark_and_the_holder_stops_rene
     child = f"from workers import retry_marks; retry_marks.unmark({mark!r}, 'task-2')"
     subprocess.run([sys.executable, "-c", child], check=True, timeout=HANG_GUARD)
     assert store.holder(mark) is None
-    wait_until(lambda: held.lost)  # its next renewal found the mark gone: no longer renewed
+    wait_for(lambda: held.lease.lost, HANG_GUARD, "the holder's renewal to find the mark gone")
     assert store.holder(mark) is None
-    retry_marks.unmark(mark, "task-2")  # the local record goes; nothing else changes
+    retry_marks.unmark(mark, "task-2")  # the local record and its timer go; nothing else changes
 
 
 def test_a_mark_goes_at_its_deadline_and_an_earlier_deadline_spares_a_later_mark() -> None:
     store, mark = leases.store(), key()
     assert retry_marks.mark(mark, "task-3", TTL, 0.1)
-    wait_until(lambda: store.holder(mark) is None)
+    wait_for(lambda: store.holder(mark) is None, HANG_GUARD, "the mark's deadline")
     assert retry_marks.mark(mark, "task-3", TTL, 0.1)
-    earlier = retry_marks._held[(mark, "task-3")]
+    earlier = retry_marks._held[(mark, "task-3")].lease
     retry_marks.unmark(mark, "task-3")
     assert retry_marks.mark(mark, "task-3", TTL, HANG_GUARD * 2)
     retry_marks.unmark(mark, "task-3", only=earlier)  # what the earlier mark's timer does
@@ -76,4 +69,4 @@ def test_a_killed_process_marks_nothing_once_its_mark_expires() -> None:
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(HANG_GUARD)
-    wait_until(lambda: store.holder(mark) is None)  # no renewals: gone within its time to live
+    wait_for(lambda: store.holder(mark) is None, HANG_GUARD, "the unrenewed mark to expire")
