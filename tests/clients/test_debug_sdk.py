@@ -6,6 +6,7 @@ only logged."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import sys
 import threading
@@ -44,14 +45,15 @@ class Explaining(Bot):
     max_concurrent_matches = 2
 
     def __init__(self) -> None:
-        self.calls = 0
+        # Two matches decide in two threads at once: next() hands each call its own number, where `+= 1` races.
+        self.calls = itertools.count(1)
 
     def decide(self, observation: dict[str, Any], legal_actions: Sequence[LegalAction]) -> str:
-        self.calls += 1
+        call = next(self.calls)
         self.debug("step", observation["step"], "of", observation["game_id"])
         print("stderr says", observation["step"], file=sys.stderr)
         self.debug(f"{len(legal_actions)} legal")
-        if self.calls == 3:
+        if call == 3:
             self.debug("about to fail")
             raise RuntimeError("a bug in the bot")
         return legal_actions[0].id
