@@ -42,7 +42,9 @@ Stopping: beat and the scheduler stop first (no new matches), then the match wor
 (it finishes the matches in hand) for at most WORKER_STOP_SECONDS; after that it is killed, and every match
 still RUNNING is put back to QUEUED through `match_record_infrastructure_failure(retry=True)` (never rated)
 and sent again, so the next start replays it. A clean stop leaves no match RUNNING. Stale scheduling ticks
-left in the broker by an earlier run are purged before the scheduler starts, so none expires unrun.
+left in the broker by an earlier run are purged before the scheduler starts, so none expires unrun. A
+demo killed outright (SIGKILL, no stop) still takes its children with it: each is armed between fork and
+exec to get SIGTERM when the demo ends (`end_with_parent`).
 
 Restarting replays what a stop put back (and what was still QUEUED), each once, rated only when played. Two
 things used to cancel them (13 of 17 in one restart): a fresh token each run revoked the old one, and a
@@ -63,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -197,6 +200,23 @@ def bots_not_connected(bot_ids: dict[int, str]) -> list[str]:
     return [name for bot_id, name in bot_ids.items() if str(bot_id) not in online]
 
 
+PR_SET_PDEATHSIG = 1  # prctl(2)
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here, never between fork and exec
+
+
+def end_with_parent(parent: int) -> Callable[[], None]:
+    """For a child between fork and exec: SIGTERM reaches it when the demo ends, even by SIGKILL (the
+    signal a Celery worker, gunicorn, the gateway and the bot host each stop their own children on), and it
+    ends at once if the demo is already gone. The demo spawns from its main thread, whose end this follows."""
+
+    def arm() -> None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
 @dataclass
 class Child:
     name: str
@@ -217,6 +237,7 @@ class Child:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches the demo only; it stops the children in order
+            preexec_fn=end_with_parent(os.getpid()),
         )
         return self
 

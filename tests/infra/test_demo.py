@@ -534,6 +534,46 @@ class FakeClock:
         self.now += seconds
 
 
+def _ended(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"  # ended, not yet reaped
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def test_a_demo_killed_outright_takes_its_children_with_it(tmp_path):
+    """No stop runs after a SIGKILL: each child the demo starts is armed to get SIGTERM when the demo ends,
+    so no worker, gateway or bot keeps playing on alone (one once ran for 90 minutes after a test's demo)."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _SPAWNER, str(ROOT / "infra" / "demo.py"), str(tmp_path / "sleeper.log")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    assert not _ended(child)
+    parent.kill()
+    parent.wait(HANG_SECONDS)
+    deadline = time.monotonic() + HANG_SECONDS
+    while not _ended(child):
+        assert time.monotonic() < deadline, f"the demo's child {child} outlived it"
+        time.sleep(0.05)
+
+
+# A stand-in for the demo: starts one Child the demo's way, prints its pid, then waits to be killed.
+_SPAWNER = """
+import importlib.util, os, sys, time
+spec = importlib.util.spec_from_file_location("caravanserai_demo", sys.argv[1])
+demo = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = demo
+spec.loader.exec_module(demo)
+argv = [sys.executable, "-c", "import time; time.sleep(600)"]
+child = demo.Child("sleeper", argv, demo.Path(sys.argv[2]), dict(os.environ)).start()
+print(child.proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
 def test_minutes_end_the_watch_at_the_deadline_and_stop_as_a_signal_would(tmp_path, monkeypatch):
     """`--minutes` with no signal: the feed is watched until the deadline, then the stop a SIGTERM runs
     (played through in full by the SIGTERM test; the restart test, run alone, runs a whole `--minutes`)."""
