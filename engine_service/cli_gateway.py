@@ -30,7 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-TIMEOUT_SECONDS = 10.0
+TIMEOUT_SECONDS = 10.0  # each call's deadline unless `--timeout` says otherwise
 
 
 class GatewayError(Exception):
@@ -53,7 +53,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     with _channel(args.target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
-            reply = stub.Check(health_pb2.HealthCheckRequest(service=args.service), timeout=TIMEOUT_SECONDS)
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout)
         except grpc.RpcError as exc:
             raise _rpc_error(args.target, exc) from exc
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
@@ -62,18 +62,18 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 # --- reflection ----------------------------------------------------------------------------------------------
-def service_names(channel: grpc.Channel) -> list[str]:
+def service_names(channel: grpc.Channel, timeout: float = TIMEOUT_SECONDS) -> list[str]:
     """The services a gateway serves, by server reflection."""
     stub = reflection_pb2_grpc.ServerReflectionStub(channel)
     request = reflection_pb2.ServerReflectionRequest(list_services="")
-    replies = stub.ServerReflectionInfo(iter([request]), timeout=TIMEOUT_SECONDS)
+    replies = stub.ServerReflectionInfo(iter([request]), timeout=timeout)
     return sorted(s.name for reply in replies for s in reply.list_services_response.service)
 
 
 def cmd_services(args: argparse.Namespace) -> int:
     with _channel(args.target) as channel:
         try:
-            names = service_names(channel)
+            names = service_names(channel, args.timeout)
         except grpc.RpcError as exc:
             raise _rpc_error(args.target, exc) from exc
     print("\n".join(names))
@@ -143,6 +143,10 @@ def describe(channel: grpc.Channel, symbol: str) -> str:
 
 def cmd_describe(args: argparse.Namespace) -> int:
     with _channel(args.target) as channel:
+        try:  # reflection's descriptor database sets no deadline of its own: bound the connection instead
+            grpc.channel_ready_future(channel).result(timeout=args.timeout)
+        except grpc.FutureTimeoutError as exc:
+            raise GatewayError(f"{args.target}: no gateway answered within {args.timeout:g} s") from exc
         try:
             print(describe(channel, args.symbol))
         except grpc.RpcError as exc:
@@ -163,7 +167,15 @@ def _outbox(first: Any, pending: queue.Queue[Any]) -> Iterator[Any]:
         yield message
 
 
-def hello(target: str, token: str, *, games: list[str], concurrent: int, pings: int) -> dict[str, Any]:
+def hello(
+    target: str,
+    token: str,
+    *,
+    games: list[str],
+    concurrent: int,
+    pings: int,
+    timeout: float = TIMEOUT_SECONDS,
+) -> dict[str, Any]:
     """Open one bot stream: Hello, read the Welcome, `pings` Ping/Pong round trips, then half-close. The
     Welcome's fields, the round trips in ms and any match offered meanwhile."""
     pb = _bot_pb2()
@@ -179,9 +191,7 @@ def hello(target: str, token: str, *, games: list[str], concurrent: int, pings: 
         request_serializer=pb.BotMessage.SerializeToString,
         response_deserializer=pb.ServerMessage.FromString,
     )
-    replies = stub(
-        _outbox(first, pending), metadata=[("authorization", f"Bearer {token}")], timeout=TIMEOUT_SECONDS
-    )
+    replies = stub(_outbox(first, pending), metadata=[("authorization", f"Bearer {token}")], timeout=timeout)
     found: dict[str, Any] = {"rtt_ms": [], "offered": []}
     sent_at = 0.0
     try:
@@ -218,7 +228,14 @@ def cmd_hello(args: argparse.Namespace) -> int:
         raise GatewayError("--token (or CARAVANSERAI_TOKEN) is required")
     if not 1 <= args.pings <= 100:
         raise GatewayError("--pings must be within 1-100")
-    found = hello(args.target, args.token, games=args.game, concurrent=args.concurrent, pings=args.pings)
+    found = hello(
+        args.target,
+        args.token,
+        games=args.game,
+        concurrent=args.concurrent,
+        pings=args.pings,
+        timeout=args.timeout,
+    )
     welcome = found["welcome"]
     limits = welcome.limits
     print(f"welcome: bot {welcome.bot_name} (id {welcome.bot_id}) on gateway {welcome.gateway_id}")
@@ -250,6 +267,16 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds within (0, 3600]")
+    return seconds
+
+
 def build_parser(prog: str = "caravan gateway") -> argparse.ArgumentParser:
     parser = _Parser(prog=prog, description="Look at a running engine gateway (no grpcurl needed).")
     commands = parser.add_subparsers(dest="gateway_command", required=True, parser_class=_Parser)
@@ -257,6 +284,12 @@ def build_parser(prog: str = "caravan gateway") -> argparse.ArgumentParser:
 
     def with_target(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         p.add_argument("--target", default=target, help=f"the gateway, host:port (default {target})")
+        p.add_argument(
+            "--timeout",
+            type=_seconds,
+            default=TIMEOUT_SECONDS,
+            help=f"seconds the gateway has to answer (default {TIMEOUT_SECONDS:g}; `hello`: the whole stream)",
+        )
         return p
 
     health = with_target(commands.add_parser("health", help="grpc.health.v1 Check; exit 0 when SERVING"))

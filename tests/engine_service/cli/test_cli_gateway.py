@@ -1,9 +1,10 @@
 """`caravan gateway`: health, services and describe by reflection, and `hello` (a token check with timed
 pings) against a real gateway on this machine, with what the project installs (no grpcurl); refusals and
-an absent gateway are one line and exit 1, bad arguments exit 2."""
+an absent gateway or one that never answers (`--timeout`) are one line and exit 1, bad arguments exit 2."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from engine_service.gateway.auth import BotIdentity, InMemoryVerifier
 from engine_service.gateway.config import GatewayConfig
 from engine_service.gateway.registry import SqliteRegistry
 from engine_service.gateway.server import GatewayThread
+from tests.ports import free_port
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +101,32 @@ def test_refusals_and_bad_arguments_are_one_line(capsys, target, args, code, wor
 def test_no_gateway_there_is_unavailable(capsys, tmp_path):
     code, _, err = run(capsys, "health", "--target", "127.0.0.1:1")
     assert code == 1 and err.startswith("caravan gateway: 127.0.0.1:1: UNAVAILABLE")
+
+
+@pytest.fixture
+def silent_target() -> Iterator[str]:
+    """A port that accepts connections and never says a word (no HTTP/2, no gRPC)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", free_port()))
+        listener.listen()
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (("health",), "DEADLINE_EXCEEDED: Deadline Exceeded"),
+        (("services",), "DEADLINE_EXCEEDED: Deadline Exceeded"),
+        (("describe", "caravanserai.bot.v1.Hello"), "no gateway answered within 0.2 s"),
+        (("hello", "--token", "t"), "DEADLINE_EXCEEDED: Deadline Exceeded"),
+    ],
+)
+def test_a_gateway_that_never_answers_ends_at_the_timeout(capsys, silent_target, command, words):
+    code, out, err = run(capsys, *command, "--target", silent_target, "--timeout", "0.2")
+    assert (code, out, err) == (1, "", f"caravan gateway: {silent_target}: {words}\n")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "3601"])
+def test_a_timeout_that_is_no_number_of_seconds_is_refused(capsys, value):
+    code, out, err = run(capsys, "health", "--timeout", value)
+    assert code == 2 and out == "" and f"{value!r} is not a number of seconds within (0, 3600]" in err
