@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench import common
+
 
 def main(argv: list[str]) -> int:
     names = sorted(
@@ -31,6 +33,7 @@ def main(argv: list[str]) -> int:
         print(f"\n=== {name} ===", flush=True)
         started = time.perf_counter()
         module = importlib.import_module(f"bench.{name}")
+        common.mark_start()
         status = module.main()
         failures += bool(status)
         print(f"({name}: {time.perf_counter() - started:.1f}s)", flush=True)

@@ -1,5 +1,5 @@
 """Helpers shared by the benchmarks: percentiles, 95% intervals of seeded series, seat rotations, a results
-writer, table printing and a module loaded as it was at a git revision (a bench's baseline)."""
+writer (which records the machine's load averages at the benchmark's start and end), table printing and a module loaded as it was at a git revision (a bench's baseline)."""
 
 from __future__ import annotations
 
@@ -54,13 +54,35 @@ def rotations(lineup: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [lineup[i:] + lineup[:i] for i in range(len(lineup))]
 
 
+def _load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+_load_at_start = _load_average()
+
+
+def mark_start() -> None:
+    """A benchmark begins now: its results give the load average from here (`python -m bench` calls it
+    before each module; importing this module counts as the start of a lone benchmark)."""
+    global _load_at_start
+    _load_at_start = _load_average()
+
+
 def write_results(name: str, data: dict[str, Any]) -> Path:
+    """Write `data` as `results/<name>.json` with when it was measured and on what: Python, CPUs, and the
+    machine's 1, 5 and 15-minute load averages when the benchmark began and when it wrote its results."""
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.json"
+    machine = {
+        "python": platform.python_version(),
+        "cpu_count": _cpus(),
+        "load_average_at_start": _load_at_start,
+        "load_average_at_end": _load_average(),
+    }
     payload = {
         "benchmark": name,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"python": platform.python_version(), "cpu_count": _cpus()},
+        "machine": machine,
         **data,
     }
     path.write_text(json.dumps(payload, indent=1) + "\n")
@@ -69,8 +91,6 @@ def write_results(name: str, data: dict[str, Any]) -> Path:
 
 
 def _cpus() -> int:
-    import os
-
     return os.cpu_count() or 1
 
 
