@@ -1,5 +1,6 @@
 """Helpers shared by the benchmarks: percentiles, 95% intervals of seeded series, seat rotations, a results
-writer (which records the machine's load averages at the benchmark's start and end), table printing and a module loaded as it was at a git revision (a bench's baseline)."""
+writer (which records the machine's load averages at the benchmark's start and end), table printing and a
+module loaded as it was at a git revision (a bench's baseline)."""
 
 from __future__ import annotations
 
