@@ -10,12 +10,12 @@ is locked by then, so two results never interleave their increments), and `seats
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import BigIntegerField, Case, Count, F, Q, Sum, Value, When
 
 from ladder.ratings.models import RatingLedger, SeatTally
 
@@ -33,22 +33,29 @@ TALLY_FIELDS = ("games", "wins", "rank_sum", "scored", "score_sum")
 
 
 def seats_tally_add(*, ladder_id: int, rows: Sequence[RatingLedger]) -> None:
-    """Count one match's new ledger rows into the ladder's seat tally. Runs inside the caller's
-    transaction, after it has locked the ladder row."""
+    """Count one match's new ledger rows (one per seat) into the ladder's seat tally, in one UPDATE. Runs
+    inside the caller's transaction, after it has locked the ladder row."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("the seat tally changes inside the rating transaction")
+    seats = [row.seat for row in rows]
+    if len(set(seats)) != len(seats):
+        raise ValueError(f"one match's ledger rows name a seat twice: {seats}")
     SeatTally.objects.bulk_create(
-        [SeatTally(ladder_id=ladder_id, seat=row.seat) for row in rows], ignore_conflicts=True
+        [SeatTally(ladder_id=ladder_id, seat=seat) for seat in seats], ignore_conflicts=True
     )
-    for row in rows:
-        scored = row.score is not None
-        SeatTally.objects.filter(ladder_id=ladder_id, seat=row.seat).update(
-            games=F("games") + 1,
-            wins=F("wins") + (1 if row.rank == 1 else 0),
-            rank_sum=F("rank_sum") + row.rank,
-            scored=F("scored") + (1 if scored else 0),
-            score_sum=F("score_sum") + (row.score if scored else 0),
-        )
+    SeatTally.objects.filter(ladder_id=ladder_id, seat__in=seats).update(
+        games=F("games") + 1,
+        wins=F("wins") + _per_seat(rows, lambda row: 1 if row.rank == 1 else 0),
+        rank_sum=F("rank_sum") + _per_seat(rows, lambda row: row.rank),
+        scored=F("scored") + _per_seat(rows, lambda row: 0 if row.score is None else 1),
+        score_sum=F("score_sum") + _per_seat(rows, lambda row: row.score or 0),
+    )
+
+
+def _per_seat(rows: Sequence[RatingLedger], amount: Callable[[RatingLedger], int]) -> Case:
+    """The amount each seat's row adds, as one SQL expression over the seat."""
+    whens = [When(seat=row.seat, then=Value(amount(row))) for row in rows]
+    return Case(*whens, default=Value(0), output_field=BigIntegerField())
 
 
 def _from_ledger(ladder_id: int) -> dict[int, _Totals]:
