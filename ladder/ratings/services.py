@@ -122,16 +122,19 @@ def _start_of_match(
     if not outcome.version:
         return current
     version = bot_version_record(bot_id=outcome.bot_id, name=outcome.version, at=at)
-    first_here = not RatingLedger.objects.filter(
-        ladder=ladder, bot_id=outcome.bot_id, version=version.name
-    ).exists()
+    reset = (  # a reset asked for applies to the version's first game here; only then is the ledger read
+        version.reset_rating
+        and not RatingLedger.objects.filter(
+            ladder=ladder, bot_id=outcome.bot_id, version=version.name
+        ).exists()
+    )
     start = elo.version_change(
         current,
         ladder.params,
         games=1 if rated_before else 0,
         current=rating.version,
         new=version.name,
-        reset=version.reset_rating and first_here,
+        reset=reset,
     )
     return start or current
 
