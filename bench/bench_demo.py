@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import write_results
+from bench.common import load_average, write_results
 from tests.infra.test_demo import DemoRun, register_bot_on_the_web, start_web_bot
 
 POLL_SECONDS = 60.0
@@ -41,10 +41,6 @@ HOSTILE = "demo-hostile"
 
 def say(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def done_per_ladder(demo: DemoRun) -> dict[str, int]:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psycopg
 
-from bench.common import percentile, print_table, write_results
+from bench.common import load_average, percentile, print_table, write_results
 from bench.e2e import (
     BENCH_ENV,
     SERVER_FAULT_KINDS,
@@ -34,7 +34,6 @@ from bench.e2e import (
     backend,
     db_connections,
     fault_kinds,
-    load_average,
     match_rows,
     remote_decisions,
     seatings,

@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import percentile, write_results
+from bench.common import load_average, percentile, write_results
 from engine_service.gateway.registry import SessionRegistry, open_registry
 from tests.workers.stack import PYTHON, Stack, wait_for
 
@@ -79,10 +79,6 @@ print(json.dumps(found))
 
 def say(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def env_number(name: str, default: float) -> float:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import percentile, write_results
+from bench.common import load_average, percentile, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 GAME = "expedition-v1"
@@ -53,10 +53,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 # --- the fleet process ---------------------------------------------------------------------------------

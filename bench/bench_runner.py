@@ -15,12 +15,11 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bench.common import print_table, write_results
+from bench.common import load_average, print_table, write_results
 from bench.e2e import (
     BENCH_ENV,
     backend,
     fault_kinds,
-    load_average,
     match_rows,
     play_batch,
     seatings,

@@ -55,18 +55,19 @@ def rotations(lineup: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [lineup[i:] + lineup[:i] for i in range(len(lineup))]
 
 
-def _load_average() -> list[float]:
+def load_average() -> list[float]:
+    """The machine's 1-, 5- and 15-minute load averages: other work on a shared machine moves every figure."""
     return [round(x, 2) for x in os.getloadavg()]
 
 
-_load_at_start = _load_average()
+_load_at_start = load_average()
 
 
 def mark_start() -> None:
     """A benchmark begins now: its results give the load average from here (`python -m bench` calls it
     before each module; importing this module counts as the start of a lone benchmark)."""
     global _load_at_start
-    _load_at_start = _load_average()
+    _load_at_start = load_average()
 
 
 def write_results(name: str, data: dict[str, Any]) -> Path:
@@ -78,7 +79,7 @@ def write_results(name: str, data: dict[str, Any]) -> Path:
         "python": platform.python_version(),
         "cpu_count": _cpus(),
         "load_average_at_start": _load_at_start,
-        "load_average_at_end": _load_average(),
+        "load_average_at_end": load_average(),
     }
     payload = {
         "benchmark": name,

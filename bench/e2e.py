@@ -9,7 +9,6 @@ nothing but what `Stack` does.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import zlib
@@ -30,11 +29,6 @@ BENCH_ENV = {
 }
 # a server-caused fault: with bots answering far inside their decision time, these are never the bot's
 SERVER_FAULT_KINDS = ("timeout", "disconnect")
-
-
-def load_average() -> list[float]:
-    """The machine's 1-, 5- and 15-minute load averages: other work on a shared machine moves every figure."""
-    return [round(v, 2) for v in os.getloadavg()]
 
 
 def backend(stack: Stack) -> str:

@@ -230,10 +230,22 @@ class Lease:
         self.acquired = False
         self.lost = False
 
-    def __enter__(self) -> Lease:
+    def acquire(self) -> bool:
+        """Take the key if it is free (renewed from then on); whether it was. The store's errors propagate."""
         self.acquired = self.leases.acquire(self.key, self.owner, self.ttl)
         if self.acquired:
             _RENEWER.add(self)
+        return self.acquired
+
+    def release(self) -> None:
+        """Stop renewing and give the key back if still held (an unreachable store lets it expire)."""
+        _RENEWER.remove(self)
+        if self.acquired and not self.lost:
+            with contextlib.suppress(Exception):  # if the store is unreachable the lease expires by itself
+                self.leases.release(self.key, self.owner)
+
+    def __enter__(self) -> Lease:
+        self.acquire()
         return self
 
     def mark_lost(self) -> None:
@@ -241,7 +253,4 @@ class Lease:
         _RENEWER.remove(self)
 
     def __exit__(self, *exc: object) -> None:
-        _RENEWER.remove(self)
-        if self.acquired and not self.lost:
-            with contextlib.suppress(Exception):  # if the store is unreachable the lease expires by itself
-                self.leases.release(self.key, self.owner)
+        self.release()

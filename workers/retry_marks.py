@@ -38,11 +38,10 @@ def mark(key: str, owner: str, ttl: float, deadline_seconds: float) -> bool:
     would have done) or another process holds the task's mark."""
     held = leases.Lease(key, ttl, owner=owner)
     try:
-        held.__enter__()
+        if not held.acquire():  # a mark of this task's is held elsewhere still: it serves as well
+            return False
     except (redis.RedisError, sqlite3.Error) as exc:
         log.warning("%s: retry not marked (%s)", key, exc)
-        return False
-    if not held.acquired:  # a mark of this task's is held elsewhere still: it serves as well
         return False
     expiry = threading.Timer(deadline_seconds, unmark, (key, owner), {"only": held})
     expiry.daemon = True
@@ -65,7 +64,7 @@ def unmark(key: str, owner: str, only: leases.Lease | None = None) -> None:
         _held.pop((key, owner), None)
     if held is not None:
         held.expiry.cancel()
-        held.lease.__exit__(None, None, None)
+        held.lease.release()
         return
     with contextlib.suppress(redis.RedisError, sqlite3.Error):  # unreachable: it expires by itself
         leases.store().release(key, owner)

@@ -35,12 +35,12 @@ LIFETIME = 2.0  # renewed every third of it: a renewal thread held up for over 1
 def test_many_leases_are_renewed_past_their_time_to_live(store) -> None:
     held = [Lease(f"match:{i}", LIFETIME, store) for i in range(50)]
     for lease in held:
-        lease.__enter__()
+        lease.acquire()
     time.sleep(2.5 * LIFETIME)  # only renewals keep them this long
     assert all(store.holder(lease.key) == lease.owner for lease in held)
     assert not any(lease.lost for lease in held)
     for lease in held:
-        lease.__exit__(None, None, None)
+        lease.release()
 
 
 def test_a_lease_taken_by_another_is_marked_lost(store) -> None:
